@@ -1,0 +1,51 @@
+// swift-tools-version:6.0
+// Switchboard: call signaling and media relay server.
+// No outside Swift packages: C libraries come from Debian as system-library targets.
+import PackageDescription
+
+/// Adapter modules that drive GLib callbacks and threads use the Swift 5 language mode; the
+/// pure modules (CallCore, RTP, STUN, Signaling, Auth) keep Swift 6 strict concurrency.
+let v5: [SwiftSetting] = [.swiftLanguageMode(.v5)]
+
+let package = Package(
+    name: "Switchboard",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "switchboard", targets: ["switchboard"]),
+    ],
+    targets: [
+        // MARK: System libraries (Debian -dev packages; see README).
+        .systemLibrary(name: "CNice", pkgConfig: "nice", providers: [.apt(["libnice-dev"])]),
+        .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
+        .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CSoup", pkgConfig: "libsoup-3.0", providers: [.apt(["libsoup-3.0-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+
+        // MARK: Pure logic (no I/O, no clock reads).
+        .target(name: "CallCore"),
+        .target(name: "RTP"),
+        .target(name: "STUN"),
+
+        // MARK: Adapters.
+        .target(name: "Logging"),
+        .target(name: "Auth", dependencies: ["COpenSSL"]),
+        .target(name: "Storage", dependencies: ["CSQLite"]),
+        .target(name: "IO", dependencies: ["CSoup", "Logging"], swiftSettings: v5),
+        .target(name: "Signaling", dependencies: ["CallCore", "Storage", "Auth", "Logging"]),
+        .target(name: "SignalingClient", dependencies: ["IO"], swiftSettings: v5),
+        .target(name: "Server", dependencies: ["IO", "Signaling", "Storage", "Auth", "Logging", "SignalingClient"], swiftSettings: v5),
+        .executableTarget(name: "switchboard", dependencies: ["Server"], swiftSettings: v5),
+
+        // MARK: Tests.
+        .testTarget(name: "CallCoreTests", dependencies: ["CallCore"]),
+        .testTarget(name: "RTPTests", dependencies: ["RTP"]),
+        .testTarget(name: "STUNTests", dependencies: ["STUN", "CNice"]),
+        .testTarget(name: "AuthTests", dependencies: ["Auth"]),
+        .testTarget(name: "StorageTests", dependencies: ["Storage"]),
+        .testTarget(name: "IOTests", dependencies: ["IO"], swiftSettings: v5),
+        .testTarget(name: "SignalingTests", dependencies: ["Signaling", "CallCore", "Storage", "Auth"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["SignalingClient", "IO", "Auth"], swiftSettings: v5),
+        .testTarget(name: "SystemLibraryTests", dependencies: ["CNice", "CSRTP", "COpus", "COpenSSL", "CSoup", "CSQLite"]),
+    ]
+)

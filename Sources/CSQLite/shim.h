@@ -1,0 +1,7 @@
+#ifndef SWITCHBOARD_CSQLITE_SHIM_H
+#define SWITCHBOARD_CSQLITE_SHIM_H
+#include <sqlite3.h>
+
+// SQLITE_TRANSIENT is a macro casting -1 to a destructor pointer; Swift cannot import it.
+static inline sqlite3_destructor_type sb_sqlite_transient(void) { return SQLITE_TRANSIENT; }
+#endif

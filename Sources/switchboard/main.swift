@@ -1,0 +1,3 @@
+import Glibc
+import Server
+exit(SwitchboardCLI.main(Array(CommandLine.arguments.dropFirst())))

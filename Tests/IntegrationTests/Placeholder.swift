@@ -1,0 +1,5 @@
+import XCTest
+
+final class IntegrationTestsPlaceholder: XCTestCase {
+    func testModuleBuilds() {}
+}

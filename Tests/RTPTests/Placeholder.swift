@@ -1,0 +1,5 @@
+import XCTest
+
+final class RTPTestsPlaceholder: XCTestCase {
+    func testModuleBuilds() {}
+}

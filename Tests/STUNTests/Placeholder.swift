@@ -1,0 +1,5 @@
+import XCTest
+
+final class STUNTestsPlaceholder: XCTestCase {
+    func testModuleBuilds() {}
+}
