@@ -1,0 +1,202 @@
+import Foundation
+
+/// A frame from a device, validated (docs/protocol.md §3–§4).
+public enum ClientMessage: Equatable, Sendable {
+    case hello(token: String, cursor: Int64?)
+    case ack(cursor: Int64)
+    case ping
+    case command(ClientCommand)
+
+    /// 32 KiB: a Chromium offer with simulcast and many codecs is ~8 KiB; four times that is
+    /// room for growth without letting one call hog the outbox.
+    public static let maxSDPBytes = 32 * 1024
+    /// 1 KiB: an ICE candidate line is under 200 bytes.
+    public static let maxCandidateBytes = 1024
+    /// 8 KiB: tokens above 4 KiB are rejected by Auth anyway.
+    static let maxTokenBytes = 8 * 1024
+}
+
+/// A command: something a device asks the server to do, with its dedup key.
+public struct ClientCommand: Equatable, Sendable {
+    public var eventID: String
+    public var kind: CommandKind
+    /// A digest of the command's meaning (type and fields, not whitespace), used to detect
+    /// an eventID reused for a different command.
+    public var payloadHash: String
+
+    public var callID: String? { kind.callID }
+}
+
+public enum CommandKind: Equatable, Sendable {
+    case invite(callee: String, callID: String?, sdp: String?)
+    case ringing(callID: String)
+    case answer(callID: String, revision: Int64, sdp: String?)
+    case decline(callID: String, revision: Int64)
+    case cancel(callID: String)
+    case hangup(callID: String)
+    case mediaConnected(callID: String)
+    case mediaLost(callID: String)
+    case offer(callID: String, generation: Int64, sdp: String)
+    case answerSDP(callID: String, generation: Int64, sdp: String)
+    case candidate(callID: String, generation: Int64, candidate: String, sdpMid: String?, sdpMLineIndex: Int?, ufrag: String?)
+    case get(callID: String)
+
+    public var callID: String? {
+        switch self {
+        case .invite(_, let id, _): return id
+        case .ringing(let id), .answer(let id, _, _), .decline(let id, _), .cancel(let id),
+             .hangup(let id), .mediaConnected(let id), .mediaLost(let id), .offer(let id, _, _),
+             .answerSDP(let id, _, _), .candidate(let id, _, _, _, _, _), .get(let id):
+            return id
+        }
+    }
+
+    /// The wire `type` of this command.
+    public var wireType: String {
+        switch self {
+        case .invite: return "call.invite"
+        case .ringing: return "call.ringing"
+        case .answer: return "call.answer"
+        case .decline: return "call.decline"
+        case .cancel: return "call.cancel"
+        case .hangup: return "call.hangup"
+        case .mediaConnected: return "call.mediaConnected"
+        case .mediaLost: return "call.mediaLost"
+        case .offer: return "sdp.offer"
+        case .answerSDP: return "sdp.answer"
+        case .candidate: return "ice.candidate"
+        case .get: return "call.get"
+        }
+    }
+}
+
+/// The union of every field a v1 frame can carry; decoded first, then validated per type.
+private struct RawFrame: Decodable {
+    var v: Int?
+    var type: String?
+    var eventID: String?
+    var callID: String?
+    var callee: String?
+    var revision: Int64?
+    var generation: Int64?
+    var sdp: String?
+    var candidate: String?
+    var sdpMid: String?
+    var sdpMLineIndex: Int?
+    var ufrag: String?
+    var token: String?
+    var cursor: String?
+}
+
+extension ClientMessage {
+    /// Parses one text frame. Never traps on any input.
+    public static func parse(_ text: String) -> Result<ClientMessage, WireError> {
+        let bytes = Array(text.utf8)
+        guard JSONShape.depth(of: bytes) <= JSONShape.maxDepth else { return .failure(.tooDeep) }
+        let raw: RawFrame
+        do {
+            raw = try JSONDecoder().decode(RawFrame.self, from: Data(bytes))
+        } catch {
+            return .failure(.malformed(Self.describe(error)))
+        }
+        do {
+            return .success(try validate(raw))
+        } catch let error as WireError {
+            return .failure(error)
+        } catch {
+            return .failure(.malformed("invalid"))
+        }
+    }
+
+    private static func describe(_ error: Error) -> String {
+        switch error {
+        case DecodingError.typeMismatch(_, let ctx), DecodingError.valueNotFound(_, let ctx):
+            let path = ctx.codingPath.map(\.stringValue).joined(separator: ".")
+            return path.isEmpty ? "not a JSON object" : "field '\(path)' has the wrong type"
+        case DecodingError.dataCorrupted:
+            return "not valid JSON"
+        default:
+            return "not valid JSON"
+        }
+    }
+
+    private static func validate(_ raw: RawFrame) throws -> ClientMessage {
+        if let v = raw.v, v != 1 { throw WireError.unsupportedVersion(v) }
+        guard let type = raw.type else { throw WireError.malformed("missing 'type'") }
+        switch type {
+        case "hello":
+            guard let token = raw.token, !token.isEmpty else { throw WireError.malformed("missing 'token'") }
+            guard token.utf8.count <= maxTokenBytes else { throw WireError.malformed("token too large") }
+            return .hello(token: token, cursor: try raw.cursor.map { try parseCursor($0) })
+        case "ack":
+            guard let cursor = raw.cursor else { throw WireError.malformed("missing 'cursor'") }
+            return .ack(cursor: try parseCursor(cursor))
+        case "ping":
+            return .ping
+        default:
+            return .command(try command(type: type, raw))
+        }
+    }
+
+    private static func parseCursor(_ text: String) throws -> Int64 {
+        guard let value = Int64(text), value >= 0 else { throw WireError.malformed("'cursor' is not a stream position") }
+        return value
+    }
+
+    private static func command(type: String, _ raw: RawFrame) throws -> ClientCommand {
+        guard let eventID = raw.eventID else { throw WireError.malformed("missing 'eventID'") }
+        guard WireIdentifier.isValid(eventID) else { throw WireError.invalidIdentifier(field: "eventID") }
+        func callID() throws -> String {
+            guard let id = raw.callID else { throw WireError.malformed("missing 'callID'") }
+            guard WireIdentifier.isValid(id) else { throw WireError.invalidIdentifier(field: "callID") }
+            return id
+        }
+        func revision() throws -> Int64 {
+            guard let r = raw.revision, r >= 0 else { throw WireError.malformed("missing 'revision'") }
+            return r
+        }
+        func generation() throws -> Int64 {
+            guard let g = raw.generation, g >= 0 else { throw WireError.malformed("missing 'generation'") }
+            return g
+        }
+        func sdp(required: Bool) throws -> String? {
+            guard let s = raw.sdp else {
+                if required { throw WireError.malformed("missing 'sdp'") }
+                return nil
+            }
+            guard s.utf8.count <= maxSDPBytes else { throw WireError.sdpTooLarge }
+            return s
+        }
+        let kind: CommandKind
+        switch type {
+        case "call.invite":
+            guard let callee = raw.callee else { throw WireError.malformed("missing 'callee'") }
+            guard WireIdentifier.isValid(callee) else { throw WireError.invalidIdentifier(field: "callee") }
+            let proposed = try raw.callID.map { id -> String in
+                guard WireIdentifier.isValid(id) else { throw WireError.invalidIdentifier(field: "callID") }
+                return id
+            }
+            kind = .invite(callee: callee, callID: proposed, sdp: try sdp(required: false))
+        case "call.ringing": kind = .ringing(callID: try callID())
+        case "call.answer": kind = .answer(callID: try callID(), revision: try revision(), sdp: try sdp(required: false))
+        case "call.decline": kind = .decline(callID: try callID(), revision: try revision())
+        case "call.cancel": kind = .cancel(callID: try callID())
+        case "call.hangup": kind = .hangup(callID: try callID())
+        case "call.mediaConnected": kind = .mediaConnected(callID: try callID())
+        case "call.mediaLost": kind = .mediaLost(callID: try callID())
+        case "call.get": kind = .get(callID: try callID())
+        case "sdp.offer": kind = .offer(callID: try callID(), generation: try generation(), sdp: try sdp(required: true)!)
+        case "sdp.answer": kind = .answerSDP(callID: try callID(), generation: try generation(), sdp: try sdp(required: true)!)
+        case "ice.candidate":
+            guard let candidate = raw.candidate else { throw WireError.malformed("missing 'candidate'") }
+            guard candidate.utf8.count <= maxCandidateBytes else { throw WireError.malformed("candidate too large") }
+            if let mid = raw.sdpMid, mid.utf8.count > 64 { throw WireError.malformed("sdpMid too large") }
+            if let ufrag = raw.ufrag, ufrag.utf8.count > 256 { throw WireError.malformed("ufrag too large") }
+            kind = .candidate(callID: try callID(), generation: try generation(), candidate: candidate,
+                              sdpMid: raw.sdpMid, sdpMLineIndex: raw.sdpMLineIndex, ufrag: raw.ufrag)
+        default:
+            throw WireError.unknownType(type)
+        }
+        return ClientCommand(eventID: eventID, kind: kind, payloadHash: PayloadHash.of(kind))
+    }
+}

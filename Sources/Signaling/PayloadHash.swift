@@ -1,0 +1,31 @@
+/// A stable digest of a command's meaning, stored with its eventID so that a retry can be
+/// told apart from an eventID reused for something else (call-design §1).
+///
+/// FNV-1a 64 over a canonical rendering: this guards a device against its own bugs, not
+/// against an adversary (a device can only collide with its own eventIDs), so a
+/// cryptographic hash would buy nothing.
+enum PayloadHash {
+    static func of(_ kind: CommandKind) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        func mix(_ text: String) {
+            for byte in text.utf8 {
+                hash ^= UInt64(byte)
+                hash = hash &* 0x0000_0100_0000_01B3
+            }
+            hash ^= 0x1F  // field separator, so ("ab","c") ≠ ("a","bc")
+            hash = hash &* 0x0000_0100_0000_01B3
+        }
+        mix(kind.wireType)
+        switch kind {
+        case .invite(let callee, let callID, let sdp): mix(callee); mix(callID ?? "∅"); mix(sdp ?? "∅")
+        case .ringing(let id), .cancel(let id), .hangup(let id), .mediaConnected(let id), .mediaLost(let id), .get(let id): mix(id)
+        case .answer(let id, let rev, let sdp): mix(id); mix(String(rev)); mix(sdp ?? "∅")
+        case .decline(let id, let rev): mix(id); mix(String(rev))
+        case .offer(let id, let gen, let sdp), .answerSDP(let id, let gen, let sdp): mix(id); mix(String(gen)); mix(sdp)
+        case .candidate(let id, let gen, let cand, let mid, let index, let ufrag):
+            mix(id); mix(String(gen)); mix(cand); mix(mid ?? "∅"); mix(index.map(String.init) ?? "∅"); mix(ufrag ?? "∅")
+        }
+        let hex = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+}

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Switchboard builds and tests against, only if missing.
+# Idempotent; needs root (or sudo) on Debian 12.
+set -euo pipefail
+pkgs=(pkg-config libnice-dev libglib2.0-dev libsrtp2-dev libopus-dev libssl-dev
+      libsoup-3.0-dev libsqlite3-dev)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  echo "installing: ${missing[*]}" >&2
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
