@@ -1,5 +1,0 @@
-import XCTest
-
-final class CallCoreTestsPlaceholder: XCTestCase {
-    func testModuleBuilds() {}
-}
