@@ -1,0 +1,149 @@
+import Foundation
+
+/// The atomic step commit.
+extension SQLiteCallStore {
+    @discardableResult
+    public func commit(_ step: StepCommit) throws -> [OutboxEntry] {
+        try Self.validate(step)
+        return try locked { connection in
+            try connection.immediateTransaction {
+                // Event first: a replayed event is reported as duplicateEvent even if the call
+                // has moved on since, so the hub answers with the stored result.
+                if let event = step.processedEvent {
+                    try Self.insertEvent(event, in: connection)
+                }
+                try Self.writeCall(step, in: connection)
+                for key in step.cancelDeadlines {
+                    try Self.deleteDeadline(callID: key.callID, kind: key.kind, in: connection)
+                }
+                for deadline in step.setDeadlines {
+                    try Self.upsertDeadline(deadline, in: connection)
+                }
+                return try step.outbox.map { device, payload in
+                    try Self.append(payload, to: device, now: step.now, in: connection)
+                }
+            }
+        }
+    }
+
+    static func validate(_ step: StepCommit) throws {
+        guard let call = step.call else { return }
+        if call.callID != step.callID {
+            throw StorageError.invalidCommit("call ID \(call.callID) does not match step call ID \(step.callID)")
+        }
+        if let expected = step.expectedRevision, call.revision <= expected {
+            throw StorageError.invalidCommit("new revision \(call.revision) is not greater than expected \(expected)")
+        }
+    }
+
+    private static func insertEvent(_ event: ProcessedEvent, in connection: SQLiteConnection) throws {
+        try connection.with("""
+            INSERT INTO processed_events (account, device, event_id, payload_hash, result, processed_at)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+            ON CONFLICT (account, device, event_id) DO NOTHING
+            """) { statement in
+            try statement.bind(1, event.account)
+            try statement.bind(2, event.device)
+            try statement.bind(3, event.eventID)
+            try statement.bind(4, event.payloadHash)
+            try statement.bind(5, event.result)
+            try statement.bind(6, event.processedAt)
+            try statement.run()
+        }
+        if connection.changes == 0 { throw StorageError.duplicateEvent }
+    }
+
+    /// The revision check and, if `step.call` is set, the conditional write. The check is the
+    /// write's own WHERE / ON CONFLICT clause, evaluated under the transaction's write lock.
+    private static func writeCall(_ step: StepCommit, in connection: SQLiteConnection) throws {
+        guard let call = step.call else {
+            // No write, but the step was computed from a state: it must still be current.
+            let current = try revision(of: step.callID, in: connection)
+            if current != step.expectedRevision { throw StorageError.revisionConflict(current: current) }
+            return
+        }
+        if let expected = step.expectedRevision {
+            try connection.with("""
+                UPDATE calls SET revision = ?3, state = ?4, is_terminal = ?5, created_at = ?6, updated_at = ?7
+                WHERE call_id = ?1 AND revision = ?2
+                """) { statement in
+                try statement.bind(1, call.callID)
+                try statement.bind(2, expected)
+                try bindCallValues(call, to: statement)
+                try statement.run()
+            }
+            guard connection.changes == 1 else {
+                throw StorageError.revisionConflict(current: try revision(of: call.callID, in: connection))
+            }
+            if try participants(of: call.callID, in: connection) != call.participants {
+                try connection.with("DELETE FROM call_participants WHERE call_id = ?1") { statement in
+                    try statement.bind(1, call.callID)
+                    try statement.run()
+                }
+                try insertParticipants(of: call, in: connection)
+            }
+        } else {
+            try connection.with("""
+                INSERT INTO calls (call_id, revision, state, is_terminal, created_at, updated_at)
+                VALUES (?1, ?3, ?4, ?5, ?6, ?7)
+                ON CONFLICT (call_id) DO NOTHING
+                """) { statement in
+                try statement.bind(1, call.callID)
+                try bindCallValues(call, to: statement)
+                try statement.run()
+            }
+            guard connection.changes == 1 else {
+                throw StorageError.revisionConflict(current: try revision(of: call.callID, in: connection))
+            }
+            try insertParticipants(of: call, in: connection)
+        }
+    }
+
+    private static func bindCallValues(_ call: StoredCall, to statement: SQLiteStatement) throws {
+        try statement.bind(3, call.revision)
+        try statement.bind(4, call.state)
+        try statement.bind(5, call.isTerminal)
+        try statement.bind(6, call.createdAt)
+        try statement.bind(7, call.updatedAt)
+    }
+
+    private static func insertParticipants(of call: StoredCall, in connection: SQLiteConnection) throws {
+        for (position, account) in call.participants.enumerated() {
+            try connection.with("INSERT INTO call_participants (call_id, position, account) VALUES (?1, ?2, ?3)") { statement in
+                try statement.bind(1, call.callID)
+                try statement.bind(2, Int64(position))
+                try statement.bind(3, account)
+                try statement.run()
+            }
+        }
+    }
+
+    /// Assigns the device's next seq (upsert on its cursor row) and stores the entry.
+    private static func append(
+        _ payload: Data, to device: StoredDeviceKey, now: Int64, in connection: SQLiteConnection
+    ) throws -> OutboxEntry {
+        let seq = try connection.with("""
+            INSERT INTO outbox_cursors (account, device, last_seq, acked_seq) VALUES (?1, ?2, 1, 0)
+            ON CONFLICT (account, device) DO UPDATE SET last_seq = last_seq + 1
+            RETURNING last_seq
+            """) { statement -> Int64 in
+            try statement.bind(1, device.account)
+            try statement.bind(2, device.device)
+            guard try statement.step() else { throw StorageError.corrupt("seq upsert returned no row") }
+            let seq = statement.int64(0)
+            try statement.run()
+            return seq
+        }
+        try connection.with("""
+            INSERT INTO outbox (account, device, seq, payload, created_at) VALUES (?1, ?2, ?3, ?4, ?5)
+            """) { statement in
+            try statement.bind(1, device.account)
+            try statement.bind(2, device.device)
+            try statement.bind(3, seq)
+            try statement.bind(4, payload)
+            try statement.bind(5, now)
+            try statement.run()
+        }
+        return OutboxEntry(device: device, seq: seq, payload: payload, createdAt: now)
+    }
+}

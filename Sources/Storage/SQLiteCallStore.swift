@@ -1,0 +1,68 @@
+import CSQLite
+import Foundation
+
+/// `CallStore` on one SQLite file (WAL mode), through the C API.
+///
+/// Several instances (or processes) may share a file: every commit is a BEGIN IMMEDIATE
+/// transaction whose call write is conditional on the revision, so exactly one of two racing
+/// steps on the same revision wins and the other gets `revisionConflict` with nothing written.
+///
+/// `@unchecked Sendable`: the connection and its statement cache are touched only while holding
+/// `lock`, so concurrent calls from several threads are serialized. The hub uses it from one
+/// thread anyway.
+public final class SQLiteCallStore: CallStore, @unchecked Sendable {
+    /// Default location, relative to the working directory.
+    public static let defaultPath = "./data/switchboard.sqlite"
+
+    /// Schema version written by this build (`PRAGMA user_version`).
+    public static var schemaVersion: Int { SQLiteMigrations.supportedVersion }
+
+    public let path: String
+    private let lock = NSLock()
+    private var connection: SQLiteConnection?
+
+    /// Opens (creating the file and its parent directories if needed) and migrates.
+    /// Throws `schemaTooNew` for a newer schema, `notADatabase` for a foreign file.
+    public init(path: String = SQLiteCallStore.defaultPath, synchronous: SynchronousMode = .normal) throws {
+        self.path = path
+        try Self.createParentDirectory(of: path)
+        let connection = try SQLiteConnection(path: path)
+        // journal_mode returns the resulting mode; an in-memory database stays "memory".
+        let mode = try connection.scalarText("PRAGMA journal_mode = WAL")?.lowercased()
+        if mode != "wal" && path != ":memory:" {
+            throw StorageError.sqlite(code: SQLITE_ERROR, message: "journal_mode is \(mode ?? "unknown"), expected wal")
+        }
+        try connection.execute("PRAGMA synchronous = \(synchronous.rawValue)")
+        try connection.execute("PRAGMA foreign_keys = ON")
+        try SQLiteMigrations.migrate(connection)
+        self.connection = connection
+    }
+
+    deinit { connection?.close() }
+
+    /// Finalizes statements and closes the connection; later calls throw `closed`.
+    public func close() {
+        lock.lock()
+        defer { lock.unlock() }
+        connection?.close()
+        connection = nil
+    }
+
+    /// Runs `body` with the connection under the lock.
+    func locked<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let connection, connection.isOpen else { throw StorageError.closed }
+        return try body(connection)
+    }
+
+    private static func createParentDirectory(of path: String) throws {
+        guard path != ":memory:", !path.hasPrefix("file:") else { return }
+        let parent = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        do {
+            try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+        } catch {
+            throw StorageError.cannotOpen(path: path, message: "cannot create \(parent): \(error.localizedDescription)")
+        }
+    }
+}

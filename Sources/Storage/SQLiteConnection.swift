@@ -1,0 +1,134 @@
+import CSQLite
+import Foundation
+
+/// One SQLite connection with a prepared-statement cache. Not thread-safe by itself: the owning
+/// `SQLiteCallStore` serializes all access with its lock.
+final class SQLiteConnection {
+    let path: String
+    private var db: OpaquePointer?
+    /// Statements prepared once per SQL text and reused (reset + clear bindings after each use).
+    private var cache: [String: SQLiteStatement] = [:]
+
+    /// 5 s: far longer than any single commit here (tens of microseconds), so a second process
+    /// sharing the file waits for the write lock instead of failing; short enough that a wedged
+    /// peer surfaces as an error instead of hanging the hub.
+    static let busyTimeoutMilliseconds: Int32 = 5_000
+
+    init(path: String) throws {
+        self.path = path
+        var handle: OpaquePointer?
+        // NOMUTEX: SQLite's own per-connection mutex is redundant with the store's lock.
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let rc = sqlite3_open_v2(path, &handle, flags, nil)
+        guard rc == SQLITE_OK, let handle else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close_v2(handle)
+            throw StorageError.cannotOpen(path: path, message: message)
+        }
+        db = handle
+        sqlite3_extended_result_codes(handle, 1)
+        sqlite3_busy_timeout(handle, Self.busyTimeoutMilliseconds)
+    }
+
+    deinit { close() }
+
+    var isOpen: Bool { db != nil }
+
+    func close() {
+        for statement in cache.values { statement.finalize() }
+        cache.removeAll()
+        if let db { sqlite3_close_v2(db) }
+        db = nil
+    }
+
+    /// Rows changed by the last INSERT/UPDATE/DELETE on this connection.
+    var changes: Int {
+        guard let db else { return 0 }
+        return Int(sqlite3_changes(db))
+    }
+
+    // MARK: Statements.
+
+    /// Runs `body` with the cached statement for `sql`, resetting it afterwards.
+    func with<T>(_ sql: String, _ body: (SQLiteStatement) throws -> T) throws -> T {
+        let statement = try prepared(sql)
+        defer { statement.reset() }
+        return try body(statement)
+    }
+
+    /// Runs a statement without parameters to completion.
+    func execute(_ sql: String) throws {
+        try with(sql) { try $0.run() }
+    }
+
+    /// Runs a statement returning one integer (e.g. a PRAGMA).
+    func scalarInt(_ sql: String) throws -> Int64? {
+        try with(sql) { try $0.step() ? $0.int64(0) : nil }
+    }
+
+    /// Runs a statement returning one text (e.g. `PRAGMA journal_mode`).
+    func scalarText(_ sql: String) throws -> String? {
+        try with(sql) { try $0.step() ? $0.string(0) : nil }
+    }
+
+    /// Runs a multi-statement script without caching (migrations).
+    func executeScript(_ sql: String) throws {
+        guard let db else { throw StorageError.closed }
+        var message: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(db, sql, nil, nil, &message)
+        defer { sqlite3_free(message) }
+        if rc != SQLITE_OK {
+            throw error(rc, message: message.map { String(cString: $0) })
+        }
+    }
+
+    private func prepared(_ sql: String) throws -> SQLiteStatement {
+        if let cached = cache[sql] { return cached }
+        guard let db else { throw StorageError.closed }
+        var handle: OpaquePointer?
+        // PREPARE_PERSISTENT: these statements live as long as the connection.
+        let rc = sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &handle, nil)
+        guard rc == SQLITE_OK, let handle else {
+            sqlite3_finalize(handle)
+            throw error(rc)
+        }
+        let statement = SQLiteStatement(handle: handle, connection: self)
+        cache[sql] = statement
+        return statement
+    }
+
+    // MARK: Transactions.
+
+    /// BEGIN IMMEDIATE … COMMIT; ROLLBACK on any error (including a failed COMMIT).
+    /// IMMEDIATE takes the write lock up front, so two connections serialize on BEGIN (waiting
+    /// up to the busy timeout) instead of failing with SQLITE_BUSY when upgrading a read lock.
+    func immediateTransaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            rollbackIfActive()
+            throw error
+        }
+    }
+
+    private func rollbackIfActive() {
+        guard let db, sqlite3_get_autocommit(db) == 0 else { return }
+        // Not through the cache: ROLLBACK must work even if preparing failed (e.g. SQLITE_NOMEM).
+        sqlite3_exec(db, "ROLLBACK", nil, nil, nil)
+    }
+
+    // MARK: Errors.
+
+    /// Maps a result code to a typed error, with the connection's message.
+    func error(_ rc: Int32, message: String? = nil) -> StorageError {
+        let text = message ?? db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
+        switch rc & 0xff {
+        case SQLITE_NOTADB: return .notADatabase(path: path)
+        case SQLITE_CORRUPT: return .corrupt(text)
+        default: return .sqlite(code: rc, message: text)
+        }
+    }
+}

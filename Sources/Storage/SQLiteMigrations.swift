@@ -1,0 +1,104 @@
+/// Schema of `SQLiteCallStore`, versioned with `PRAGMA user_version`
+/// (https://sqlite.org/pragma.html#pragma_user_version).
+///
+/// Append-only: migration N (1-based) moves the schema from version N-1 to N and is applied in
+/// its own BEGIN IMMEDIATE transaction together with the version bump. Never edit a shipped
+/// migration; add a new one.
+enum SQLiteMigrations {
+    static let steps: [String] = [
+        // 1: initial schema. STRICT tables (SQLite ≥ 3.37) reject wrongly typed values.
+        """
+        CREATE TABLE calls (
+            call_id     TEXT    NOT NULL PRIMARY KEY,
+            revision    INTEGER NOT NULL,
+            state       BLOB    NOT NULL,
+            is_terminal INTEGER NOT NULL,
+            created_at  INTEGER NOT NULL,
+            updated_at  INTEGER NOT NULL
+        ) STRICT;
+        -- Retention scan of tombstones only.
+        CREATE INDEX calls_terminal_updated_at ON calls(updated_at) WHERE is_terminal = 1;
+
+        CREATE TABLE call_participants (
+            call_id  TEXT    NOT NULL REFERENCES calls(call_id) ON DELETE CASCADE,
+            position INTEGER NOT NULL,
+            account  TEXT    NOT NULL,
+            PRIMARY KEY (call_id, position)
+        ) STRICT, WITHOUT ROWID;
+        CREATE INDEX call_participants_account ON call_participants(account, call_id);
+
+        CREATE TABLE processed_events (
+            account      TEXT    NOT NULL,
+            device       TEXT    NOT NULL,
+            event_id     TEXT    NOT NULL,
+            payload_hash TEXT    NOT NULL,
+            result       BLOB    NOT NULL,
+            processed_at INTEGER NOT NULL,
+            PRIMARY KEY (account, device, event_id)
+        ) STRICT;
+        CREATE INDEX processed_events_processed_at ON processed_events(processed_at);
+
+        CREATE TABLE outbox (
+            account    TEXT    NOT NULL,
+            device     TEXT    NOT NULL,
+            seq        INTEGER NOT NULL,
+            payload    BLOB    NOT NULL,
+            created_at INTEGER NOT NULL,
+            PRIMARY KEY (account, device, seq)
+        ) STRICT;
+
+        -- Per-device seq assignment and acknowledgement cursor. Never deleted, so seqs are
+        -- never reused even after every entry has been trimmed.
+        CREATE TABLE outbox_cursors (
+            account   TEXT    NOT NULL,
+            device    TEXT    NOT NULL,
+            last_seq  INTEGER NOT NULL,
+            acked_seq INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (account, device)
+        ) STRICT, WITHOUT ROWID;
+
+        CREATE TABLE devices (
+            account       TEXT    NOT NULL,
+            device        TEXT    NOT NULL,
+            registered_at INTEGER NOT NULL,
+            last_seen_at  INTEGER NOT NULL,
+            PRIMARY KEY (account, device)
+        ) STRICT, WITHOUT ROWID;
+
+        -- No foreign key to calls: a deadline may be set in the same step that inserts the call,
+        -- and purge removes deadlines of purged calls explicitly.
+        CREATE TABLE deadlines (
+            call_id TEXT    NOT NULL,
+            kind    TEXT    NOT NULL,
+            due_at  INTEGER NOT NULL,
+            PRIMARY KEY (call_id, kind)
+        ) STRICT, WITHOUT ROWID;
+        CREATE INDEX deadlines_due_at ON deadlines(due_at, call_id, kind);
+        """,
+    ]
+
+    /// Highest schema version this build understands.
+    static var supportedVersion: Int { steps.count }
+
+    /// Brings the database to `supportedVersion`, or throws `schemaTooNew`.
+    static func migrate(_ connection: SQLiteConnection) throws {
+        let found = Int(try connection.scalarInt("PRAGMA user_version") ?? 0)
+        if found > supportedVersion {
+            throw StorageError.schemaTooNew(found: found, supported: supportedVersion)
+        }
+        for (index, script) in steps.enumerated() where index >= found {
+            let target = index + 1
+            try connection.immediateTransaction {
+                // Re-read under the write lock: another process may have migrated meanwhile.
+                let current = Int(try connection.scalarInt("PRAGMA user_version") ?? 0)
+                if current > supportedVersion {
+                    throw StorageError.schemaTooNew(found: current, supported: supportedVersion)
+                }
+                guard current < target else { return }
+                try connection.executeScript(script)
+                // PRAGMA values cannot be bound; `target` is an Int we computed.
+                try connection.executeScript("PRAGMA user_version = \(target)")
+            }
+        }
+    }
+}

@@ -1,5 +1,0 @@
-import XCTest
-
-final class StorageTestsPlaceholder: XCTestCase {
-    func testModuleBuilds() {}
-}
