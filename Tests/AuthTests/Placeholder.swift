@@ -1,5 +1,0 @@
-import XCTest
-
-final class AuthTestsPlaceholder: XCTestCase {
-    func testModuleBuilds() {}
-}
