@@ -18,7 +18,7 @@ public final class EventLoop {
     private var thread: Thread?
     private let exited = DispatchSemaphore(value: 0)
     /// Lazily created on the loop thread; shared by HTTPClient and WebSocketClient.
-    var sharedSession: OpaquePointer?
+    var sharedSession: UnsafeMutablePointer<SoupSession>?
 
     public init(name: String) {
         self.name = name
