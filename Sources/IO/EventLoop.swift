@@ -1,0 +1,177 @@
+import CSoup
+import Foundation
+
+/// A GLib `GMainContext` + `GMainLoop` that owns all I/O of one thread.
+///
+/// Every libsoup object created through this module (servers, sessions, WebSocket
+/// connections) is bound to its loop's context, and every callback this module delivers runs
+/// on the loop thread. `execute` and `schedule` are safe from any thread.
+/// See https://docs.gtk.org/glib/main-loop.html
+public final class EventLoop {
+    public let name: String
+    let context: OpaquePointer
+    let mainLoop: OpaquePointer
+
+    private let lock = NSLock()
+    private var pending: [() -> Void] = []
+    private var wakeupScheduled = false
+    private var thread: Thread?
+    private let exited = DispatchSemaphore(value: 0)
+    /// Lazily created on the loop thread; shared by HTTPClient and WebSocketClient.
+    var sharedSession: UnsafeMutablePointer<SoupSession>?
+
+    public init(name: String) {
+        self.name = name
+        context = g_main_context_new()
+        mainLoop = g_main_loop_new(context, 0)
+    }
+
+    deinit {
+        if let session = sharedSession {
+            let s = session
+            // The session must be released on a thread that can own the context.
+            if g_main_context_acquire(context) != 0 {
+                g_object_unref(UnsafeMutableRawPointer(s))
+                g_main_context_release(context)
+            }
+        }
+        g_main_loop_unref(mainLoop)
+        g_main_context_unref(context)
+    }
+
+    /// Spawns the loop thread; returns once the loop is running.
+    public func start() {
+        let started = DispatchSemaphore(value: 0)
+        let t = Thread { [self] in
+            g_main_context_push_thread_default(context)
+            execute { started.signal() }
+            g_main_loop_run(mainLoop)
+            drainPending()
+            g_main_context_pop_thread_default(context)
+            exited.signal()
+        }
+        t.name = name
+        // 1 MiB: the loop runs only short callbacks; the default 512 KiB is enough but
+        // JSON handlers in the hub can recurse into Foundation.
+        t.stackSize = 1 << 20
+        lock.lock(); thread = t; lock.unlock()
+        t.start()
+        started.wait()
+    }
+
+    /// Runs the loop on the calling thread until `stop()` (for the executable's main thread).
+    public func run() {
+        g_main_context_push_thread_default(context)
+        g_main_loop_run(mainLoop)
+        drainPending()
+        g_main_context_pop_thread_default(context)
+    }
+
+    /// Quits the loop. From another thread it also waits for a `start()`ed thread to exit.
+    public func stop() {
+        g_main_loop_quit(mainLoop)
+        g_main_context_wakeup(context)
+        lock.lock(); let t = thread; thread = nil; lock.unlock()
+        if t != nil && !isOnLoopThread {
+            exited.wait()
+        }
+    }
+
+    /// True while the calling thread owns the context (inside `run()` or the loop thread).
+    public var isOnLoopThread: Bool { g_main_context_is_owner(context) != 0 }
+
+    /// Runs `block` on the loop thread, in FIFO order with other `execute` blocks. Never runs
+    /// it synchronously, even when called on the loop thread.
+    public func execute(_ block: @escaping () -> Void) {
+        lock.lock()
+        pending.append(block)
+        let needWakeup = !wakeupScheduled
+        wakeupScheduled = true
+        lock.unlock()
+        guard needWakeup else { return }
+        let source = g_idle_source_new()!
+        g_source_set_priority(source, G_PRIORITY_DEFAULT)
+        let me = Unmanaged.passRetained(self).toOpaque()
+        g_source_set_callback(source, { data in
+            let loop = Unmanaged<EventLoop>.fromOpaque(data!).takeUnretainedValue()
+            loop.drainPending()
+            return sb_g_source_remove_value()
+        }, me, { data in
+            Unmanaged<EventLoop>.fromOpaque(data!).release()
+        })
+        g_source_attach(source, context)
+        g_source_unref(source)
+    }
+
+    private func drainPending() {
+        lock.lock()
+        let blocks = pending
+        pending.removeAll()
+        wakeupScheduled = false
+        lock.unlock()
+        for block in blocks { block() }
+    }
+
+    /// Runs `block` once after `ms` milliseconds on the loop thread (`g_timeout_source_new`).
+    @discardableResult
+    public func schedule(afterMilliseconds ms: Int64, _ block: @escaping () -> Void) -> TimerHandle {
+        let interval = guint(clamping: max(0, ms))
+        let source = g_timeout_source_new(interval)!
+        let box = Unmanaged.passRetained(BlockBox(block)).toOpaque()
+        g_source_set_callback(source, { data in
+            Unmanaged<BlockBox>.fromOpaque(data!).takeUnretainedValue().block()
+            return sb_g_source_remove_value()
+        }, box, { data in
+            Unmanaged<BlockBox>.fromOpaque(data!).release()
+        })
+        g_source_attach(source, context)
+        return TimerHandle(source: source)
+    }
+
+    /// Runs `body` with the context owned by the calling thread and pushed as thread-default,
+    /// so that libsoup objects created inside bind to this loop. Inline when already on the
+    /// loop thread or when nobody runs the loop yet; otherwise hops to the loop and waits.
+    func sync<T>(_ body: () throws -> T) rethrows -> T {
+        if isOnLoopThread { return try body() }
+        if g_main_context_acquire(context) != 0 {
+            g_main_context_push_thread_default(context)
+            defer {
+                g_main_context_pop_thread_default(context)
+                g_main_context_release(context)
+            }
+            return try body()
+        }
+        return try withoutActuallyEscaping(body) { escapable in
+            var result: Result<T, Error>!
+            let done = DispatchSemaphore(value: 0)
+            execute {
+                result = Result { try escapable() }
+                done.signal()
+            }
+            done.wait()
+            return try result.get()
+        }
+    }
+
+    /// Microseconds from `g_get_monotonic_time`, in milliseconds.
+    public static func monotonicMilliseconds() -> Int64 { Int64(g_get_monotonic_time()) / 1000 }
+    /// Microseconds since the Unix epoch from `g_get_real_time`, in milliseconds.
+    public static func wallClockMilliseconds() -> Int64 { Int64(g_get_real_time()) / 1000 }
+}
+
+final class BlockBox {
+    let block: () -> Void
+    init(_ block: @escaping () -> Void) { self.block = block }
+}
+
+/// A pending `EventLoop.schedule` timer. `cancel()` is thread-safe and idempotent.
+public final class TimerHandle {
+    private let source: UnsafeMutablePointer<GSource>
+
+    init(source: UnsafeMutablePointer<GSource>) { self.source = source }
+    deinit { g_source_unref(source) }
+
+    public func cancel() { g_source_destroy(source) }
+    /// False once the timer fired or was cancelled.
+    public var isPending: Bool { g_source_is_destroyed(source) == 0 }
+}

@@ -1,0 +1,24 @@
+/// Errors of the I/O adapters. `code` is a stable string for logs and the wire.
+public enum IOError: Error, Equatable {
+    case bindFailed(String)
+    case connectFailed(String)
+    case httpStatus(Int)
+    case timeout
+    case closed
+    case invalidURL(String)
+    case handshakeFailed(String)
+    case requestFailed(String)
+
+    public var code: String {
+        switch self {
+        case .bindFailed: return "bind_failed"
+        case .connectFailed: return "connect_failed"
+        case .httpStatus: return "http_status"
+        case .timeout: return "timeout"
+        case .closed: return "closed"
+        case .invalidURL: return "invalid_url"
+        case .handshakeFailed: return "handshake_failed"
+        case .requestFailed: return "request_failed"
+        }
+    }
+}

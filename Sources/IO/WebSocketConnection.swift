@@ -1,0 +1,177 @@
+import CSoup
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One open WebSocket (RFC 6455), server or client side, wrapping a
+/// `SoupWebsocketConnection`. All framing, masking, ping/pong and the closing handshake are
+/// libsoup's.
+///
+/// Threading: callbacks run on `loop`'s thread. `send`/`close` may be called from any
+/// thread; off the loop thread they hop there with `loop.execute`.
+public final class WebSocketConnection: Hashable {
+    public let id: UInt64
+    public let loop: EventLoop
+    /// The subprotocol libsoup negotiated (Sec-WebSocket-Protocol), if any.
+    public let negotiatedProtocol: String?
+
+    private var conn: OpaquePointer?
+    private var selfRetain: Unmanaged<WebSocketConnection>?
+    private var handlerIDs: [gulong] = []
+    /// Socket fd for `bufferedAmount`; -1 when unknown (client side).
+    private let socketFD: Int32
+    private var didClose = false
+
+    var onText: ((WebSocketConnection, String) -> Void)?
+    var onBinary: ((WebSocketConnection, Data) -> Void)?
+    var onClose: ((WebSocketConnection, UInt16, String) -> Void)?
+
+    private static let idLock = NSLock()
+    private static var nextID: UInt64 = 0
+    private static var live = 0
+
+    /// WebSocketConnection objects currently attached to a libsoup connection (all loops).
+    /// Returns to 0 once every socket closed; used by leak tests.
+    public static var attachedCount: Int {
+        idLock.lock(); defer { idLock.unlock() }
+        return live
+    }
+
+    /// Takes a new reference on `conn`. Must run on the loop thread.
+    init(loop: EventLoop, conn: OpaquePointer, socketFD: Int32, maxIncomingPayload: Int,
+         keepaliveIntervalSeconds: UInt32) {
+        Self.idLock.lock()
+        Self.nextID += 1
+        id = Self.nextID
+        Self.live += 1
+        Self.idLock.unlock()
+        self.loop = loop
+        self.conn = conn
+        self.socketFD = socketFD
+        let proto = soup_websocket_connection_get_protocol(conn)
+        negotiatedProtocol = proto.map { String(cString: $0) }
+        g_object_ref(UnsafeMutableRawPointer(conn))
+        if maxIncomingPayload > 0 {
+            soup_websocket_connection_set_max_incoming_payload_size(conn, guint64(maxIncomingPayload))
+        }
+        soup_websocket_connection_set_keepalive_interval(conn, guint(keepaliveIntervalSeconds))
+    }
+
+    /// Connects libsoup signals. Call after the callbacks are set.
+    func attach() {
+        guard let conn = conn else { return }
+        let me = Unmanaged.passRetained(self)
+        selfRetain = me
+        let data = me.toOpaque()
+        typealias MessageFn = @convention(c) (OpaquePointer?, gint, OpaquePointer?, gpointer?) -> Void
+        typealias ClosedFn = @convention(c) (OpaquePointer?, gpointer?) -> Void
+        let onMessage: MessageFn = { _, type, bytes, data in
+            let c = Unmanaged<WebSocketConnection>.fromOpaque(data!).takeUnretainedValue()
+            c.deliver(type: type, bytes: bytes)
+        }
+        let onClosed: ClosedFn = { _, data in
+            let c = Unmanaged<WebSocketConnection>.fromOpaque(data!).takeUnretainedValue()
+            c.handleClosed()
+        }
+        let instance = UnsafeMutableRawPointer(conn)
+        handlerIDs.append(sb_g_signal_connect(instance, "message", unsafeBitCast(onMessage, to: GCallback.self), data))
+        handlerIDs.append(sb_g_signal_connect(instance, "closed", unsafeBitCast(onClosed, to: GCallback.self), data))
+    }
+
+    private func deliver(type: gint, bytes: OpaquePointer?) {
+        let payload = Soup.data(bytes)
+        if type == gint(SOUP_WEBSOCKET_DATA_TEXT.rawValue) {
+            // libsoup validates UTF-8 of text frames (RFC 6455 §8.1) before emitting.
+            onText?(self, String(decoding: payload, as: UTF8.self))
+        } else {
+            onBinary?(self, payload)
+        }
+    }
+
+    private func handleClosed() {
+        guard !didClose, let conn = conn else { return }
+        didClose = true
+        var code = UInt16(truncatingIfNeeded: soup_websocket_connection_get_close_code(conn))
+        // RFC 6455 §7.1.5: no close frame received means 1006 (abnormal closure).
+        if code == 0 { code = UInt16(SOUP_WEBSOCKET_CLOSE_ABNORMAL.rawValue) }
+        let reason = Soup.string(soup_websocket_connection_get_close_data(conn))
+        let callback = onClose
+        onText = nil
+        onBinary = nil
+        onClose = nil
+        callback?(self, code, reason)
+        // Detach outside the signal emission: disconnect our handlers, drop our GObject
+        // reference, then the self-retain taken in attach().
+        loop.execute { [self] in detach() }
+    }
+
+    private func detach() {
+        guard let c = conn else { return }
+        for h in handlerIDs { g_signal_handler_disconnect(UnsafeMutableRawPointer(c), h) }
+        handlerIDs.removeAll()
+        conn = nil
+        g_object_unref(UnsafeMutableRawPointer(c))
+        Self.idLock.lock(); Self.live -= 1; Self.idLock.unlock()
+        selfRetain?.release()
+        selfRetain = nil
+    }
+
+    /// True while the WebSocket is in the OPEN state. Read on the loop thread.
+    public var isOpen: Bool {
+        guard let conn = conn, !didClose else { return false }
+        return soup_websocket_connection_get_state(conn) == SOUP_WEBSOCKET_STATE_OPEN
+    }
+
+    /// Bytes written but not yet acknowledged by the peer's TCP stack (Linux SIOCOUTQ on the
+    /// socket). libsoup 3.2 exposes no outgoing-queue size, so this is the kernel backlog:
+    /// it grows when the peer stops reading. 0 when unknown (client side) or closed.
+    public var bufferedAmount: Int {
+        guard socketFD >= 0, isOpen else { return 0 }
+        var pending: Int32 = 0
+        // 0x5411 = SIOCOUTQ (= TIOCOUTQ) on Linux; not exported by Glibc's Swift overlay.
+        guard ioctl(socketFD, 0x5411, &pending) == 0 else { return 0 }
+        return Int(pending)
+    }
+
+    public func send(text: String) {
+        guard loop.isOnLoopThread else {
+            loop.execute { [self] in send(text: text) }
+            return
+        }
+        guard isOpen, let conn = conn else { return }
+        var copy = text
+        copy.withUTF8 { buf in
+            let bytes = g_bytes_new(buf.baseAddress, gsize(buf.count))
+            soup_websocket_connection_send_message(conn, SOUP_WEBSOCKET_DATA_TEXT, bytes)
+            g_bytes_unref(bytes)
+        }
+    }
+
+    public func send(binary: Data) {
+        guard loop.isOnLoopThread else {
+            loop.execute { [self] in send(binary: binary) }
+            return
+        }
+        guard isOpen, let conn = conn else { return }
+        binary.withUnsafeBytes { buf in
+            soup_websocket_connection_send_binary(conn, buf.baseAddress, gsize(buf.count))
+        }
+    }
+
+    /// Starts the closing handshake (RFC 6455 §7.1.2). `webSocketDidClose`/`onClose` follows.
+    public func close(code: UInt16, reason: String) {
+        guard loop.isOnLoopThread else {
+            loop.execute { [self] in close(code: code, reason: reason) }
+            return
+        }
+        guard isOpen, let conn = conn else { return }
+        // RFC 6455 §5.5: control frame payload ≤ 125 bytes, 2 of them the code.
+        var trimmed = reason
+        while trimmed.utf8.count > 123 { trimmed.removeLast() }
+        soup_websocket_connection_close(conn, gushort(code), trimmed)
+    }
+
+    public static func == (lhs: WebSocketConnection, rhs: WebSocketConnection) -> Bool { lhs === rhs }
+    public func hash(into hasher: inout Hasher) { hasher.combine(id) }
+}
