@@ -1,0 +1,129 @@
+import CallCore
+
+/// Turns a reducer ``CallNotice`` into the durable event payload stored in a device's outbox
+/// (docs/protocol.md §5). The payload starts with `{"v":1,` so that the stream position can
+/// be spliced in when it is sent (``OutboxFrame``).
+public enum NoticeJSON {
+    public static let incomingType = "call.incoming"
+
+    public static func render(_ notice: CallNotice, callID: String, serverTime: Int64) -> String {
+        var w = JSONWriter()
+        w.field("v", 1)
+        func header(_ type: String, _ snapshot: CallSnapshot?) {
+            w.field("type", type)
+            w.field("callID", callID)
+            if let snapshot { w.field("revision", snapshot.revision) }
+            w.field("serverTime", serverTime)
+        }
+        switch notice {
+        case .incomingCall(let snapshot, let offer):
+            header(incomingType, snapshot)
+            w.raw("snapshot", SnapshotJSON.render(snapshot))
+            w.field("sdp", offer?.sdp)
+        case .inProgressElsewhere(let snapshot):
+            header("call.inProgressElsewhere", snapshot)
+            w.raw("snapshot", SnapshotJSON.render(snapshot))
+        case .ringingOnCallee(let snapshot):
+            header("call.ringing", snapshot)
+            w.raw("snapshot", SnapshotJSON.render(snapshot))
+        case .answered(let snapshot, let by, let sdp):
+            header("call.answered", snapshot)
+            w.raw("by", SnapshotJSON.device(by))
+            w.field("sdp", sdp?.sdp)
+            w.raw("snapshot", SnapshotJSON.render(snapshot))
+        case .stopped(let reason, let snapshot):
+            header("call.stopRinging", snapshot)
+            w.field("reason", reason.rawValue)
+            w.raw("snapshot", SnapshotJSON.render(snapshot))
+        case .ended(let reason, let snapshot):
+            header("call.ended", snapshot)
+            w.field("reason", reason.rawValue)
+            w.raw("snapshot", SnapshotJSON.render(snapshot))
+        case .stateChanged(let snapshot):
+            header("call.state", snapshot)
+            w.field("phase", snapshot.phase.rawValue)
+            w.raw("snapshot", SnapshotJSON.render(snapshot))
+        case .sdpOffer(let from, let generation, let sdp):
+            header("sdp.offer", nil)
+            w.field("generation", generation)
+            w.raw("from", SnapshotJSON.device(from))
+            w.field("sdp", sdp.sdp)
+        case .sdpAnswer(let from, let generation, let sdp):
+            header("sdp.answer", nil)
+            w.field("generation", generation)
+            w.raw("from", SnapshotJSON.device(from))
+            w.field("sdp", sdp.sdp)
+        case .iceCandidates(let from, let generation, let candidates):
+            header("ice.candidate", nil)
+            w.field("generation", generation)
+            w.raw("from", SnapshotJSON.device(from))
+            w.raw("candidates", "[" + candidates.map(candidate).joined(separator: ",") + "]")
+        }
+        return w.finish()
+    }
+
+    /// A backlog `call.incoming` that must not ring any more, delivered as ended
+    /// (docs/protocol.md §3 replay rule).
+    public static func missed(_ snapshot: CallSnapshot, for device: DeviceKey, serverTime: Int64) -> String {
+        var w = JSONWriter()
+        w.field("v", 1)
+        w.field("type", "call.ended")
+        w.field("callID", snapshot.callID)
+        w.field("revision", snapshot.revision)
+        w.field("serverTime", serverTime)
+        var reason = snapshot.endReason?.rawValue ?? CallEndReason.expired.rawValue
+        if case .stopped(let stop) = snapshot.participation(of: device) { reason = stop.rawValue }
+        w.field("reason", reason)
+        w.field("missed", true)
+        w.raw("snapshot", SnapshotJSON.render(snapshot))
+        return w.finish()
+    }
+
+    static func candidate(_ c: IceCandidate) -> String {
+        var w = JSONWriter()
+        w.field("candidate", c.candidate)
+        w.field("sdpMid", c.sdpMid)
+        w.field("sdpMLineIndex", c.sdpMLineIndex)
+        w.field("ufrag", c.usernameFragment)
+        return w.finish()
+    }
+
+    /// The push-hook body for a device that had no live connection (docs/protocol.md §8).
+    public static func push(_ notice: PushNotice, callee: DeviceKey) -> (callID: String, body: String) {
+        var w = JSONWriter()
+        switch notice {
+        case .incomingCall(let callID, let caller, let expiresAt):
+            w.field("type", "call.incoming")
+            w.field("callID", callID)
+            w.field("caller", caller.account)
+            w.field("callee", callee.account)
+            w.field("device", callee.device)
+            w.field("expiresAt", expiresAt)
+            return (callID, w.finish())
+        case .stopped(let callID, let reason):
+            w.field("type", "call.ended")
+            w.field("callID", callID)
+            w.field("callee", callee.account)
+            w.field("device", callee.device)
+            w.field("reason", reason.rawValue)
+            return (callID, w.finish())
+        }
+    }
+}
+
+/// Splices per-send fields into a stored payload that starts with `{"v":1,`.
+enum OutboxFrame {
+    static let prefix = "{\"v\":1,"
+
+    static func frame(payload: String, seq: Int64, extra: String? = nil) -> String {
+        guard payload.hasPrefix(prefix) else { return payload }
+        var out = prefix + "\"seq\":\"\(seq)\","
+        if let extra { out += extra + "," }
+        out += payload.dropFirst(prefix.count)
+        return out
+    }
+
+    static func isIncoming(_ payload: String) -> Bool {
+        payload.hasPrefix(prefix + "\"type\":\"" + NoticeJSON.incomingType + "\"")
+    }
+}

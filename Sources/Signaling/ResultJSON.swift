@@ -1,0 +1,40 @@
+import CallCore
+
+/// The business ack frames of docs/protocol.md §4.
+enum ResultJSON {
+    static func accepted(_ command: ClientCommand, callID: String, revision: Int64, snapshot: CallSnapshot?,
+                         noop: Bool, serverTime: Int64) -> String {
+        var w = header(command, callID: callID, status: "accepted", serverTime: serverTime)
+        w.field("revision", revision)
+        if noop { w.field("noop", true) }
+        w.raw("snapshot", snapshot.map(SnapshotJSON.render))
+        return w.finish()
+    }
+
+    static func rejected(_ command: ClientCommand, code: String, message: String, snapshot: CallSnapshot?,
+                         serverTime: Int64) -> String {
+        var w = header(command, callID: command.callID, status: "rejected", serverTime: serverTime)
+        w.field("code", code)
+        w.field("message", message)
+        w.raw("snapshot", snapshot.map(SnapshotJSON.render))
+        return w.finish()
+    }
+
+    static func duplicate(_ command: ClientCommand, first: String, serverTime: Int64) -> String {
+        var w = header(command, callID: command.callID, status: "duplicate", serverTime: serverTime)
+        w.raw("first", first)
+        return w.finish()
+    }
+
+    private static func header(_ command: ClientCommand, callID: String?, status: String, serverTime: Int64) -> JSONWriter {
+        var w = JSONWriter()
+        w.field("v", 1)
+        w.field("type", "result")
+        w.field("eventID", command.eventID)
+        w.field("command", command.kind.wireType)
+        w.field("callID", callID)
+        w.field("status", status)
+        w.field("serverTime", serverTime)
+        return w
+    }
+}

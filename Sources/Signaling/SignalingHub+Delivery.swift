@@ -1,0 +1,110 @@
+import CallCore
+import Foundation
+import Logging
+import Storage
+
+extension SignalingHub {
+    /// The current state of a call: from the cache for live calls, else from the store.
+    func loadState(_ callID: String) throws -> CallState? {
+        if let cached = callCache[callID] { return cached }
+        guard let stored = try store.loadCall(callID) else { return nil }
+        let state = try CallStateCodec.decode(stored.state)
+        if !state.phase.isTerminal { callCache[callID] = state }
+        return state
+    }
+
+    /// Persists one reducer step in one transaction (state, eventID record, outbox entries,
+    /// deadlines), then sends the new outbox entries to the devices that are connected.
+    func commit(_ step: CallStep, callID: String, prior: CallState?, processed: ProcessedEvent?, time: HubTime,
+                alsoCancel: [(callID: String, kind: String)] = []) throws -> [HubAction] {
+        var outbox: [(StoredDeviceKey, Data)] = []
+        var setDeadlines: [Deadline] = []
+        var cancelDeadlines = alsoCancel
+        var pushes: [HubAction] = []
+        for effect in step.effects {
+            switch effect {
+            case .deliver(let device, let notice):
+                let payload = NoticeJSON.render(notice, callID: callID, serverTime: time.wall)
+                outbox.append((StoredDeviceKey(device), Data(payload.utf8)))
+            case .scheduleDeadline(let kind, let at):
+                setDeadlines.append(Deadline(callID: callID, kind: kind.rawValue, dueAt: at))
+                cancelDeadlines.removeAll { $0.callID == callID && $0.kind == kind.rawValue }
+            case .cancelDeadline(let kind):
+                cancelDeadlines.append((callID, kind.rawValue))
+            case .pushNotify(let device, let notice):
+                let (pushCallID, body) = NoticeJSON.push(notice, callee: device)
+                pushes.append(.push(PushRequest(callID: pushCallID, device: device, body: body)))
+            }
+        }
+        var storedCall: StoredCall?
+        if let state = step.state, state != prior {
+            var participants = [state.caller.account]
+            if state.callee != state.caller.account { participants.append(state.callee) }
+            storedCall = StoredCall(callID: callID, revision: state.revision, state: try CallStateCodec.encode(state),
+                                    isTerminal: state.phase.isTerminal, participants: participants,
+                                    createdAt: state.createdAt, updatedAt: time.wall)
+        }
+        let entries = try store.commit(StepCommit(callID: callID, expectedRevision: prior?.revision, call: storedCall,
+                                                  processedEvent: processed, outbox: outbox, setDeadlines: setDeadlines,
+                                                  cancelDeadlines: cancelDeadlines, now: time.wall))
+        if let state = step.state {
+            callCache[callID] = state.phase.isTerminal ? nil : state
+        }
+        var actions: [HubAction] = []
+        for entry in entries {
+            let device = DeviceKey(account: entry.device.account, device: entry.device.device)
+            guard let connection = liveByDevice[device] else { continue }
+            actions.append(.send(connection, frame(entry, for: device, time: time, live: true)))
+            counters.eventsDelivered += 1
+        }
+        return actions + pushes
+    }
+
+    /// Renders a stored outbox entry for sending: splices in its seq and, for an incoming
+    /// call, fresh TURN credentials. During a backlog replay (`live == false`) an incoming
+    /// call that may no longer ring is delivered as ended (call-design §4 case 5).
+    func frame(_ entry: OutboxEntry, for device: DeviceKey, time: HubTime, live: Bool) -> String {
+        let payload = String(decoding: entry.payload, as: UTF8.self)
+        guard OutboxFrame.isIncoming(payload) else { return OutboxFrame.frame(payload: payload, seq: entry.seq) }
+        if !live, let callID = Self.callID(in: entry.payload), let state = try? loadState(callID) {
+            switch deliveryView(of: state, for: device, now: time.wall, config: config.call) {
+            case .ring, .notParticipant:
+                break
+            case .party:
+                // The device answered this call before it lost the connection: never ring it again.
+                return OutboxFrame.frame(payload: payload, seq: entry.seq, extra: "\"ring\":false")
+            case .elsewhere(let snapshot), .ended(let snapshot):
+                return OutboxFrame.frame(payload: NoticeJSON.missed(snapshot, for: device, serverTime: time.wall), seq: entry.seq)
+            }
+        }
+        let turn = turnJSON(account: device.account, time: time).map { "\"turn\":" + $0 }
+        return OutboxFrame.frame(payload: payload, seq: entry.seq, extra: turn)
+    }
+
+    /// Every outbox entry after `cursor`, in order.
+    func replay(to device: DeviceKey, on id: ConnectionID, after cursor: Int64, time: HubTime) -> [HubAction] {
+        var actions: [HubAction] = []
+        var from = cursor
+        do {
+            while true {
+                let page = try store.outbox(for: StoredDeviceKey(device), after: from, limit: config.backlogPageSize)
+                for entry in page {
+                    actions.append(.send(id, frame(entry, for: device, time: time, live: false)))
+                    from = entry.seq
+                }
+                counters.eventsDelivered += page.count
+                if page.count < config.backlogPageSize { break }
+            }
+        } catch {
+            log.error("backlog read failed", ["account": .string(device.account), "device": .string(device.device),
+                                              "error": .string("\(error)")])
+        }
+        return actions
+    }
+
+    private struct CallIDOnly: Decodable { var callID: String }
+
+    static func callID(in payload: Data) -> String? {
+        try? JSONDecoder().decode(CallIDOnly.self, from: payload).callID
+    }
+}

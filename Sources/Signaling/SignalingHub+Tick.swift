@@ -1,0 +1,88 @@
+import CallCore
+import Foundation
+import Logging
+import Storage
+
+extension SignalingHub {
+    /// Periodic work: fire due call deadlines (also those that came due while the server was
+    /// down), close connections that never said hello, went idle or whose token expired, and
+    /// purge tombstones past retention. The adapter calls it every ~200 ms.
+    public func tick(time: HubTime) -> [HubAction] {
+        var actions: [HubAction] = []
+        do {
+            // 256 per tick: bounds one tick's latency; the rest fire on the next tick.
+            for deadline in try store.dueDeadlines(atOrBefore: time.wall, limit: 256) {
+                actions += fire(deadline, time: time)
+            }
+        } catch {
+            log.error("deadline query failed", ["error": .string("\(error)")])
+        }
+        // 1 s: heartbeat and hello timeouts are tens of seconds; finer checks buy nothing.
+        if time.mono - lastHousekeepingMono >= 1_000 {
+            lastHousekeepingMono = time.mono
+            actions += closeStaleConnections(time: time)
+        }
+        // 60 s: retention is a day; purging more often only costs writes.
+        if time.wall - lastPurgeWall >= 60_000 {
+            lastPurgeWall = time.wall
+            let before = time.wall - config.call.tombstoneRetention
+            do {
+                let counts = try store.purge(terminalCallsUpdatedBefore: before, eventsProcessedBefore: before)
+                log.debug("purged", ["counts": .string("\(counts)")])
+            } catch {
+                log.error("purge failed", ["error": .string("\(error)")])
+            }
+        }
+        return actions
+    }
+
+    private func fire(_ deadline: Deadline, time: HubTime) -> [HubAction] {
+        let key = (callID: deadline.callID, kind: deadline.kind)
+        do {
+            guard let kind = DeadlineKind(rawValue: deadline.kind), let prior = try loadState(deadline.callID) else {
+                try store.commit(StepCommit(callID: deadline.callID, expectedRevision: try store.loadCall(deadline.callID)?.revision,
+                                            cancelDeadlines: [key], now: time.wall))
+                return []
+            }
+            counters.deadlinesFired += 1
+            let step = reduce(prior, .deadlineFired(kind), now: time.wall, config: config.call)
+            log.info("deadline fired", ["callID": .string(deadline.callID), "kind": .string(deadline.kind),
+                                        "dueAt": .int(deadline.dueAt), "lateMs": .int(time.wall - deadline.dueAt),
+                                        "revision": .int(step.state?.revision ?? prior.revision)])
+            return try commit(step, callID: deadline.callID, prior: prior, processed: nil, time: time, alsoCancel: [key])
+        } catch StorageError.revisionConflict {
+            callCache[deadline.callID] = nil
+            return []
+        } catch {
+            log.error("deadline failed", ["callID": .string(deadline.callID), "kind": .string(deadline.kind),
+                                          "error": .string("\(error)")])
+            // A state that cannot be decoded would fire forever: drop the deadline.
+            _ = try? store.commit(StepCommit(callID: deadline.callID,
+                                             expectedRevision: try? store.loadCall(deadline.callID)?.revision,
+                                             cancelDeadlines: [key], now: time.wall))
+            return []
+        }
+    }
+
+    private func closeStaleConnections(time: HubTime) -> [HubAction] {
+        var actions: [HubAction] = []
+        for (id, connection) in connections where !connection.closing {
+            let close: (UInt16, String)?
+            if connection.device == nil {
+                close = time.mono - connection.openedAtMono > config.helloTimeoutMs && !connection.replaced
+                    ? (CloseCode.helloTimeout, "no hello") : nil
+            } else if time.mono - connection.lastFrameMono > config.idleTimeoutMs {
+                close = (CloseCode.idle, "idle")
+            } else if time.wall > connection.tokenExpiresAtWall {
+                close = (CloseCode.tokenExpired, "token expired")
+            } else {
+                close = nil
+            }
+            guard let (code, reason) = close else { continue }
+            connections[id]?.closing = true
+            if let device = connection.device, liveByDevice[device] == id { liveByDevice[device] = nil }
+            actions.append(.close(id, code: code, reason: reason))
+        }
+        return actions
+    }
+}

@@ -1,0 +1,194 @@
+import Auth
+import CallCore
+import Foundation
+import Logging
+import Storage
+
+/// The IM channel's brain: authenticates devices, turns frames into reducer events, commits
+/// every step durably, and says what to send to which connection.
+///
+/// Sans-I/O apart from the store: every input comes with the time, every output is a
+/// ``HubAction`` for the adapter (Server) to carry out. Not thread-safe by design: one
+/// event-loop thread owns it, which also serialises answer arbitration inside a process; the
+/// store's revision compare-and-set does it across processes.
+public final class SignalingHub {
+    let store: CallStore
+    let tokens: TokenSigner
+    let turn: TURNCredentialIssuer?
+    public let config: HubConfig
+    let log: Logger
+
+    var connections: [ConnectionID: Connection] = [:]
+    var liveByDevice: [DeviceKey: ConnectionID] = [:]
+    /// Non-terminal calls kept decoded, so the hot path does not decode JSON per command.
+    /// The store stays the truth: a revision conflict drops the entry and reloads.
+    var callCache: [String: CallState] = [:]
+    var lastHousekeepingMono: Int64 = .min
+    var lastPurgeWall: Int64 = .min
+    /// Counters for /metrics-style reporting and tests.
+    public internal(set) var counters = HubCounters()
+
+    public init(store: CallStore, tokens: TokenSigner, turn: TURNCredentialIssuer?, config: HubConfig, log: Logger) {
+        self.store = store
+        self.tokens = tokens
+        self.turn = turn
+        self.config = config
+        self.log = log
+    }
+
+    public var connectionCount: Int { connections.count }
+    public var liveDeviceCount: Int { liveByDevice.count }
+
+    // MARK: Connection lifecycle
+
+    public func connectionOpened(_ id: ConnectionID, time: HubTime) {
+        connections[id] = Connection(id: id, openedAtMono: time.mono, lastFrameMono: time.mono)
+    }
+
+    public func connectionClosed(_ id: ConnectionID, time: HubTime) {
+        guard let connection = connections.removeValue(forKey: id) else { return }
+        if let device = connection.device, liveByDevice[device] == id {
+            liveByDevice[device] = nil
+            log.debug("device disconnected", ["account": .string(device.account), "device": .string(device.device)])
+        }
+    }
+
+    /// One text frame from a connection.
+    public func received(_ text: String, on id: ConnectionID, time: HubTime) -> [HubAction] {
+        guard var connection = connections[id] else { return [] }
+        connection.lastFrameMono = time.mono
+        connections[id] = connection
+        switch ClientMessage.parse(text) {
+        case .failure(let error):
+            return malformed(error, on: id)
+        case .success(let message):
+            connections[id]?.malformedStreak = 0
+            guard let device = connection.device else {
+                guard case .hello(let token, let cursor) = message else {
+                    return [.close(id, code: CloseCode.protocolViolation, reason: "hello expected")]
+                }
+                return hello(token: token, cursor: cursor, on: id, time: time)
+            }
+            switch message {
+            case .hello:
+                return [errorFrame(id, code: "protocolViolation", message: "already authenticated")]
+            case .ping:
+                var w = JSONWriter()
+                w.field("v", 1); w.field("type", "pong"); w.field("serverTime", time.wall)
+                return [.send(id, w.finish())]
+            case .ack(let cursor):
+                do { try store.acknowledge(device: StoredDeviceKey(device), upTo: cursor) } catch {
+                    log.error("ack failed", ["error": .string("\(error)")])
+                }
+                return []
+            case .command(let command):
+                return handle(command, from: device, on: id, time: time)
+            }
+        }
+    }
+
+    private func malformed(_ error: WireError, on id: ConnectionID) -> [HubAction] {
+        counters.malformedFrames += 1
+        connections[id]?.malformedStreak += 1
+        guard let connection = connections[id] else { return [] }
+        if connection.device == nil {
+            return [.close(id, code: CloseCode.protocolViolation, reason: "hello expected")]
+        }
+        if connection.malformedStreak > config.maxMalformedStreak {
+            return [.close(id, code: CloseCode.protocolViolation, reason: "too many malformed frames")]
+        }
+        return [errorFrame(id, code: error.code, message: error.message)]
+    }
+
+    func errorFrame(_ id: ConnectionID, code: String, message: String) -> HubAction {
+        var w = JSONWriter()
+        w.field("v", 1); w.field("type", "error"); w.field("code", code); w.field("message", message)
+        return .send(id, w.finish())
+    }
+
+    // MARK: Hello
+
+    private func hello(token: String, cursor: Int64?, on id: ConnectionID, time: HubTime) -> [HubAction] {
+        let claims: TokenClaims
+        do {
+            claims = try tokens.verify(token, now: time.wall / 1000)
+        } catch {
+            counters.authFailures += 1
+            let expired = error == .expired
+            log.info("hello refused", ["reason": .string(error.code)])
+            return [errorFrame(id, code: expired ? "tokenExpired" : "unauthorized", message: "token \(error.code)"),
+                    .close(id, code: expired ? CloseCode.tokenExpired : CloseCode.unauthorized,
+                           reason: expired ? "token expired" : "unauthorized")]
+        }
+        let device = DeviceKey(account: claims.account, device: claims.device)
+        var actions: [HubAction] = []
+        do {
+            let known = try store.devices(of: device.account)
+            if !known.contains(device.device), known.count >= config.maxDevicesPerAccount {
+                return [errorFrame(id, code: "tooManyDevices", message: "account has \(known.count) devices"),
+                        .close(id, code: CloseCode.tooManyDevices, reason: "too many devices")]
+            }
+            try store.registerDevice(StoredDeviceKey(device), now: time.wall)
+        } catch {
+            log.error("device registration failed", ["error": .string("\(error)")])
+            return [.close(id, code: 1011, reason: "storage unavailable")]
+        }
+        if let old = liveByDevice[device], old != id {
+            connections[old]?.device = nil
+            connections[old]?.replaced = true
+            actions.append(.close(old, code: CloseCode.replaced, reason: "replaced by a newer connection"))
+        }
+        liveByDevice[device] = id
+        connections[id]?.device = device
+        connections[id]?.tokenExpiresAtWall = claims.expiresAt * 1000
+        connections[id]?.bucket = TokenBucket(ratePerSecond: config.commandsPerSecond, burst: config.commandBurst, now: time.mono)
+
+        let latest = (try? store.lastSeq(for: StoredDeviceKey(device))) ?? 0
+        let from = min(cursor ?? 0, latest)
+        var w = JSONWriter()
+        w.field("v", 1); w.field("type", "welcome"); w.field("serverTime", time.wall)
+        w.field("account", device.account); w.field("device", device.device)
+        w.field("cursor", String(from)); w.field("latestSeq", String(latest))
+        w.raw("heartbeat", "{\"intervalMs\":\(config.heartbeatIntervalMs),\"idleTimeoutMs\":\(config.idleTimeoutMs)}")
+        w.raw("limits", "{\"maxMessageBytes\":\(config.maxMessageBytes),\"commandsPerSecond\":\(Int(config.commandsPerSecond)),\"candidatesPerCall\":\(config.call.candidateBufferLimit)}")
+        actions.append(.send(id, w.finish()))
+        actions += replay(to: device, on: id, after: from, time: time)
+        var done = JSONWriter()
+        done.field("v", 1); done.field("type", "caughtUp"); done.field("latestSeq", String(latest))
+        actions.append(.send(id, done.finish()))
+        log.info("device connected", ["account": .string(device.account), "device": .string(device.device),
+                                      "cursor": .int(from), "latestSeq": .int(latest)])
+        return actions
+    }
+}
+
+/// What the hub tracks per WebSocket connection.
+struct Connection {
+    let id: ConnectionID
+    let openedAtMono: Int64
+    var lastFrameMono: Int64
+    var device: DeviceKey?
+    var tokenExpiresAtWall: Int64 = .max
+    var malformedStreak = 0
+    var replaced = false
+    var closing = false
+    var bucket = TokenBucket(ratePerSecond: 0, burst: 0, now: 0)
+}
+
+/// Running totals, reported by the server's metrics and used by tests.
+public struct HubCounters: Sendable, Equatable {
+    public var commands = 0
+    public var accepted = 0
+    public var rejected = 0
+    public var duplicates = 0
+    public var rateLimited = 0
+    public var malformedFrames = 0
+    public var authFailures = 0
+    public var deadlinesFired = 0
+    public var revisionConflicts = 0
+    public var eventsDelivered = 0
+}
+
+extension StoredDeviceKey {
+    init(_ key: DeviceKey) { self.init(account: key.account, device: key.device) }
+}
