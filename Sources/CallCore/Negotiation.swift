@@ -6,8 +6,8 @@ public enum CallSide: String, Codable, Sendable, Equatable {
     public var other: CallSide { self == .caller ? .callee : .caller }
 }
 
-/// An offer the server accepted and relayed, still waiting for its answer.
-public struct PendingOffer: Codable, Sendable, Equatable {
+/// A description the server accepted and relayed: a pending offer, or the last answer.
+public struct NegotiatedDescription: Codable, Sendable, Equatable {
     public var side: CallSide
     public var generation: Int64
     public var description: SessionDescription
@@ -43,7 +43,10 @@ public struct CandidateBuffer: Codable, Sendable, Equatable {
 ///   rolls back and answers the caller's offer it already received).
 public struct Negotiation: Codable, Sendable, Equatable {
     public var generation: Int64
-    public var pendingOffer: PendingOffer?
+    /// The accepted offer still waiting for its answer.
+    public var pendingOffer: NegotiatedDescription?
+    /// The last accepted answer; lets a repeated answer be recognised as a duplicate.
+    public var lastAnswer: NegotiatedDescription?
     /// The caller's current ICE ufrag, from its latest description.
     public var callerUfrag: String?
     /// The callee's current ICE ufrag, from its latest description.
@@ -56,7 +59,8 @@ public struct Negotiation: Codable, Sendable, Equatable {
 
     public init(
         generation: Int64 = 0,
-        pendingOffer: PendingOffer? = nil,
+        pendingOffer: NegotiatedDescription? = nil,
+        lastAnswer: NegotiatedDescription? = nil,
         callerUfrag: String? = nil,
         calleeUfrag: String? = nil,
         politeSide: CallSide = .callee,
@@ -64,6 +68,7 @@ public struct Negotiation: Codable, Sendable, Equatable {
     ) {
         self.generation = generation
         self.pendingOffer = pendingOffer
+        self.lastAnswer = lastAnswer
         self.callerUfrag = callerUfrag
         self.calleeUfrag = calleeUfrag
         self.politeSide = politeSide
@@ -74,7 +79,10 @@ public struct Negotiation: Codable, Sendable, Equatable {
         side == .caller ? callerUfrag : calleeUfrag
     }
 
-    public mutating func setUfrag(_ ufrag: String?, of side: CallSide) {
+    /// Records the ufrag of a new description of `side`; a description without one keeps the
+    /// previous ICE session's.
+    public mutating func noteDescription(_ description: SessionDescription, of side: CallSide) {
+        guard let ufrag = description.iceUfrag else { return }
         if side == .caller { callerUfrag = ufrag } else { calleeUfrag = ufrag }
     }
 }
