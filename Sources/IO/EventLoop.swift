@@ -43,6 +43,7 @@ public final class EventLoop {
     public func start() {
         let started = DispatchSemaphore(value: 0)
         let t = Thread { [self] in
+            Thread.current.name = name
             g_main_context_push_thread_default(context)
             execute { started.signal() }
             g_main_loop_run(mainLoop)
@@ -142,14 +143,18 @@ public final class EventLoop {
             return try body()
         }
         return try withoutActuallyEscaping(body) { escapable in
-            var result: Result<T, Error>!
+            // The box drops the closure before signalling, so it never outlives this call
+            // (withoutActuallyEscaping traps if it does).
+            let box = SyncBox<T>()
+            box.body = escapable
             let done = DispatchSemaphore(value: 0)
             execute {
-                result = Result { try escapable() }
+                if let body = box.body { box.result = Result { try body() } }
+                box.body = nil
                 done.signal()
             }
             done.wait()
-            return try result.get()
+            return try box.result!.get()
         }
     }
 
@@ -157,6 +162,11 @@ public final class EventLoop {
     public static func monotonicMilliseconds() -> Int64 { Int64(g_get_monotonic_time()) / 1000 }
     /// Microseconds since the Unix epoch from `g_get_real_time`, in milliseconds.
     public static func wallClockMilliseconds() -> Int64 { Int64(g_get_real_time()) / 1000 }
+}
+
+final class SyncBox<T> {
+    var body: (() throws -> T)?
+    var result: Result<T, Error>?
 }
 
 final class BlockBox {

@@ -13,22 +13,36 @@ public final class HTTPClient {
     /// response arrived, `.timeout` after `timeoutSeconds`, `.invalidURL` for a bad URL.
     public func postJSON(url: String, body: Data, headers: [String: String] = [:], timeoutSeconds: UInt32,
                          completion: @escaping (Result<Int, IOError>) -> Void) {
+        var all = headers.filter { $0.key.lowercased() != "content-type" }
+        all["Content-Type"] = "application/json"
+        send(method: "POST", url: url, headers: all, body: body, timeoutSeconds: timeoutSeconds) {
+            completion($0.map(\.status))
+        }
+    }
+
+    /// Sends one request and reads the whole response. Errors as for `postJSON`.
+    public func send(method: String, url: String, headers: [String: String] = [:], body: Data? = nil,
+                     timeoutSeconds: UInt32, completion: @escaping (Result<HTTPClientResponse, IOError>) -> Void) {
         loop.execute { [loop] in
             if let error = Soup.validate(url: url, schemes: ["http", "https"]) {
                 completion(.failure(error))
                 return
             }
-            guard let msg = soup_message_new("POST", url) else {
+            guard let msg = soup_message_new(method, url) else {
                 completion(.failure(.invalidURL(url)))
                 return
             }
+            var contentType: String?
             let reqHeaders = soup_message_get_request_headers(msg)
-            for (name, value) in headers where name.lowercased() != "content-type" {
+            for (name, value) in headers {
+                if name.lowercased() == "content-type" { contentType = value; continue }
                 soup_message_headers_replace(reqHeaders, name, value)
             }
-            let bytes = body.withUnsafeBytes { g_bytes_new($0.baseAddress, gsize($0.count)) }
-            soup_message_set_request_body_from_bytes(msg, "application/json", bytes)
-            g_bytes_unref(bytes)
+            if let body = body {
+                let bytes = body.withUnsafeBytes { g_bytes_new($0.baseAddress, gsize($0.count)) }
+                soup_message_set_request_body_from_bytes(msg, contentType ?? "application/octet-stream", bytes)
+                g_bytes_unref(bytes)
+            }
             let request = PendingRequest(msg: msg, completion: completion)
             request.timer = loop.schedule(afterMilliseconds: Int64(timeoutSeconds) * 1000) {
                 request.timedOut = true
@@ -40,8 +54,9 @@ public final class HTTPClient {
                 var error: UnsafeMutablePointer<GError>?
                 let session = UnsafeMutableRawPointer(source!).assumingMemoryBound(to: SoupSession.self)
                 let bytes = soup_session_send_and_read_finish(session, result, &error)
+                let body = Soup.data(bytes)
                 if let bytes = bytes { g_bytes_unref(bytes) }
-                request.finish(error: error)
+                request.finish(body: body, error: error)
             }, Unmanaged.passRetained(request).toOpaque())
         }
     }
@@ -49,11 +64,11 @@ public final class HTTPClient {
     final class PendingRequest {
         let msg: OpaquePointer
         let cancellable = g_cancellable_new()!
-        let completion: (Result<Int, IOError>) -> Void
+        let completion: (Result<HTTPClientResponse, IOError>) -> Void
         var timer: TimerHandle?
         var timedOut = false
 
-        init(msg: OpaquePointer, completion: @escaping (Result<Int, IOError>) -> Void) {
+        init(msg: OpaquePointer, completion: @escaping (Result<HTTPClientResponse, IOError>) -> Void) {
             self.msg = msg
             self.completion = completion
         }
@@ -63,7 +78,7 @@ public final class HTTPClient {
             g_object_unref(UnsafeMutableRawPointer(cancellable))
         }
 
-        func finish(error: UnsafeMutablePointer<GError>?) {
+        func finish(body: Data, error: UnsafeMutablePointer<GError>?) {
             timer?.cancel()
             if timedOut {
                 if let error = error { g_error_free(error) }
@@ -76,7 +91,15 @@ public final class HTTPClient {
                 completion(.failure(status == 0 ? .connectFailed(e.message) : .requestFailed(e.message)))
                 return
             }
-            completion(.success(status))
+            completion(.success(HTTPClientResponse(
+                status: status, headers: Soup.headers(soup_message_get_response_headers(msg)), body: body)))
         }
     }
+}
+
+/// A response read by `HTTPClient.send`. Header names lowercased.
+public struct HTTPClientResponse: Equatable {
+    public var status: Int
+    public var headers: [String: String]
+    public var body: Data
 }

@@ -1,5 +1,0 @@
-import XCTest
-
-final class IOTestsPlaceholder: XCTestCase {
-    func testModuleBuilds() {}
-}
