@@ -52,6 +52,7 @@ public struct ReceptionStats: Equatable, Sendable {
     public mutating func record(seq: UInt16, rtpTimestamp: UInt32, arrival: Int64, clockRate: Int) -> Bool {
         guard started else {
             start(seq)
+            received = 1
             updateJitter(rtpTimestamp: rtpTimestamp, arrival: arrival, clockRate: clockRate)
             return true
         }
@@ -102,7 +103,7 @@ public struct ReceptionStats: Equatable, Sendable {
         maxSequence = seq
         badSequence = Self.sequenceModulo + 1
         cycles = 0
-        received = 1
+        received = 0
         receivedPrior = 0
         expectedPrior = 0
     }
