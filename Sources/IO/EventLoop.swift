@@ -162,6 +162,7 @@ public final class EventLoop {
     public static func monotonicMilliseconds() -> Int64 { Int64(g_get_monotonic_time()) / 1000 }
     /// Microseconds since the Unix epoch from `g_get_real_time`, in milliseconds.
     public static func wallClockMilliseconds() -> Int64 { Int64(g_get_real_time()) / 1000 }
+    public static func monotonicMicroseconds() -> Int64 { Int64(g_get_monotonic_time()) }
 }
 
 final class SyncBox<T> {

@@ -43,7 +43,7 @@ extension LogValue: ExpressibleByDictionaryLiteral {
 
 extension LogValue {
     /// Convenience for non-literal integers.
-    public static func int<I: BinaryInteger>(_ value: I) -> LogValue {
+    public static func integer<I: BinaryInteger>(_ value: I) -> LogValue {
         .int(Int64(clamping: value))
     }
 }

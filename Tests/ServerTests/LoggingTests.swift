@@ -113,7 +113,7 @@ final class LoggingTests: XCTestCase {
     func testConcurrentWritesKeepWholeLines() throws {
         let (logger, sink) = makeLogger()
         DispatchQueue.concurrentPerform(iterations: 8) { worker in
-            for index in 0 ..< 200 { logger.info("line", ["worker": .int(worker), "index": .int(index)]) }
+            for index in 0 ..< 200 { logger.info("line", ["worker": .integer(worker), "index": .integer(index)]) }
         }
         XCTAssertEqual(sink.lines.count, 1600)
         for line in sink.lines { XCTAssertNoThrow(try parse(line)) }

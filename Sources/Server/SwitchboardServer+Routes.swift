@@ -1,0 +1,50 @@
+import Foundation
+import IO
+import Signaling
+
+extension SwitchboardServer {
+    func installRoutes(on server: HTTPServer) {
+        server.route("GET", "/healthz") { _ in .json(200, Data("{\"status\":\"ok\"}".utf8)) }
+        server.route("GET", "/readyz") { [unowned self] _ in
+            hub.isReady() ? .json(200, Data("{\"status\":\"ready\"}".utf8))
+                          : .json(503, Data("{\"status\":\"unavailable\"}".utf8))
+        }
+        server.route("GET", "/v1/calls") { [unowned self] request in
+            let callID = String(request.path.dropFirst("/v1/calls/".count))
+            let (status, body) = hub.callSnapshot(callID: callID, authorization: request.headers["authorization"], time: now())
+            return .json(status, Data(body.utf8))
+        }
+        server.route("GET", "/metrics") { [unowned self] _ in .text(200, metricsText()) }
+    }
+
+    /// Prometheus text exposition (version 0.0.4) of the signaling counters.
+    func metricsText() -> String {
+        let c = hub.counters
+        var lines: [String] = []
+        func metric(_ name: String, _ type: String, _ help: String, _ value: CustomStringConvertible) {
+            lines.append("# HELP \(name) \(help)")
+            lines.append("# TYPE \(name) \(type)")
+            lines.append("\(name) \(value)")
+        }
+        metric("switchboard_ws_connections", "gauge", "Open WebSocket connections.", hub.connectionCount)
+        metric("switchboard_devices_live", "gauge", "Authenticated devices with a live connection.", hub.liveDeviceCount)
+        metric("switchboard_commands_total", "counter", "Commands received.", c.commands)
+        metric("switchboard_commands_accepted_total", "counter", "Commands accepted.", c.accepted)
+        metric("switchboard_commands_rejected_total", "counter", "Commands rejected.", c.rejected)
+        metric("switchboard_commands_duplicate_total", "counter", "Commands answered from the eventID record.", c.duplicates)
+        metric("switchboard_commands_rate_limited_total", "counter", "Commands refused by the rate limit.", c.rateLimited)
+        metric("switchboard_frames_malformed_total", "counter", "Frames that were not valid messages.", c.malformedFrames)
+        metric("switchboard_auth_failures_total", "counter", "Hellos with a bad or expired token.", c.authFailures)
+        metric("switchboard_deadlines_fired_total", "counter", "Call deadlines fired.", c.deadlinesFired)
+        metric("switchboard_revision_conflicts_total", "counter", "Commits retried after a revision conflict.", c.revisionConflicts)
+        metric("switchboard_events_delivered_total", "counter", "Durable events sent to devices.", c.eventsDelivered)
+        if let p50 = commandTimes.percentile(0.5), let p99 = commandTimes.percentile(0.99) {
+            lines.append("# HELP switchboard_frame_handling_microseconds Frame handling time over the last \(LatencyWindow.capacity) frames.")
+            lines.append("# TYPE switchboard_frame_handling_microseconds summary")
+            lines.append("switchboard_frame_handling_microseconds{quantile=\"0.5\"} \(p50)")
+            lines.append("switchboard_frame_handling_microseconds{quantile=\"0.99\"} \(p99)")
+            lines.append("switchboard_frame_handling_microseconds_count \(commandTimes.total)")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

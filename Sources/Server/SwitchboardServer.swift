@@ -1,0 +1,153 @@
+import Auth
+import CallCore
+import Dispatch
+import Foundation
+import IO
+import Logging
+import Signaling
+import Storage
+
+/// The `serve` process: wires the SQLite store, the signaling hub and the libsoup HTTP /
+/// WebSocket server onto one event loop. The only place where hub decisions become I/O.
+public final class SwitchboardServer {
+    public let config: ServerConfig
+    let log: Logger
+    let loop: EventLoop
+    let store: SQLiteCallStore
+    let hub: SignalingHub
+    var http: HTTPServer?
+    var sockets: [ConnectionID: WebSocketConnection] = [:]
+    var push: PushDispatcher?
+    var tickTimer: TimerHandle?
+    var signalSources: [DispatchSourceSignal] = []
+    /// Signaling latency per command (µs, receive → actions carried out), for /metrics.
+    var commandTimes = LatencyWindow()
+
+    public init(config: ServerConfig, log: Logger) throws {
+        self.config = config
+        self.log = log
+        loop = EventLoop(name: "signaling")
+        store = try SQLiteCallStore(path: config.database.path,
+                                    synchronous: config.database.synchronous == .full ? .full : .normal)
+        let secret = try config.resolveTokenSecret()
+        hub = SignalingHub(store: store, tokens: TokenSigner(secret: secret), turn: config.makeTURNCredentialIssuer(),
+                           config: HubConfig(config), log: log.withSubsystem("signaling"))
+        if let url = config.push.webhookURL, !url.isEmpty {
+            push = PushDispatcher(url: url, client: HTTPClient(loop: loop), attempts: config.push.attempts,
+                                  backoffMs: config.push.backoff.milliseconds, capMs: config.push.backoffCap.milliseconds,
+                                  loop: loop, log: log.withSubsystem("push"))
+        }
+    }
+
+    /// Binds the port and starts serving on the calling thread until SIGINT/SIGTERM.
+    public func run() throws -> Int32 {
+        _ = raiseFileDescriptorLimit()
+        let server = try HTTPServer(loop: loop, host: config.http.host, port: config.http.port)
+        http = server
+        installRoutes(on: server)
+        server.webSocket(path: "/v1/ws", maxIncomingPayload: config.limits.maxMessageBytes, delegate: self)
+        for sig in [SIGINT, SIGTERM] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler { [weak self] in
+                guard let self else { return }
+                self.loop.execute { self.shutdown(signal: sig) }
+            }
+            source.resume()
+            signalSources.append(source)
+        }
+        loop.execute { [self] in
+            // Deadlines that came due while the server was down fire now (call-design §4 case 14).
+            carryOut(hub.tick(time: now()))
+            scheduleTick()
+        }
+        log.info("listening", ["host": .string(config.http.host), "port": .int(Int64(server.boundPort)),
+                               "database": .string(config.database.path), "pid": .int(Int64(getpid()))])
+        loop.run()
+        log.info("stopped", [:])
+        return 0
+    }
+
+    private func shutdown(signal: Int32) {
+        log.info("shutting down", ["signal": .int(Int64(signal))])
+        tickTimer?.cancel()
+        http?.stop()
+        store.close()
+        loop.stop()
+    }
+
+    func now() -> HubTime {
+        HubTime(wall: EventLoop.wallClockMilliseconds(), mono: EventLoop.monotonicMilliseconds())
+    }
+
+    /// 200 ms: deadline granularity well under the shortest configured timeout (seconds),
+    /// and cheap (one indexed query) when nothing is due.
+    private func scheduleTick() {
+        tickTimer = loop.schedule(afterMilliseconds: 200) { [weak self] in
+            guard let self else { return }
+            self.carryOut(self.hub.tick(time: self.now()))
+            self.scheduleTick()
+        }
+    }
+
+    /// Carries out the hub's decisions. Runs on the loop thread.
+    func carryOut(_ actions: [HubAction]) {
+        for action in actions {
+            switch action {
+            case .send(let id, let text):
+                sockets[id]?.send(text: text)
+            case .close(let id, let code, let reason):
+                sockets[id]?.close(code: code, reason: reason)
+            case .push(let request):
+                push?.enqueue(request)
+            }
+        }
+    }
+}
+
+extension SwitchboardServer: WebSocketServerDelegate {
+    public func webSocketDidOpen(_ connection: WebSocketConnection, request: HTTPRequest) {
+        sockets[connection.id] = connection
+        hub.connectionOpened(connection.id, time: now())
+    }
+
+    public func webSocket(_ connection: WebSocketConnection, didReceiveText text: String) {
+        let start = EventLoop.monotonicMicroseconds()
+        carryOut(hub.received(text, on: connection.id, time: now()))
+        commandTimes.record(EventLoop.monotonicMicroseconds() - start)
+    }
+
+    public func webSocket(_ connection: WebSocketConnection, didReceiveBinary data: Data) {
+        carryOut([.close(connection.id, code: 1003, reason: "text frames only")])
+    }
+
+    public func webSocketDidClose(_ connection: WebSocketConnection, code: UInt16, reason: String) {
+        sockets[connection.id] = nil
+        hub.connectionClosed(connection.id, time: now())
+    }
+}
+
+extension HubConfig {
+    init(_ c: ServerConfig) {
+        self.init(call: CallConfig(ringTimeout: c.calls.ring.milliseconds,
+                                   inviteLifetime: c.calls.inviteLifetime.milliseconds,
+                                   connectTimeout: c.calls.connect.milliseconds,
+                                   reconnectTimeout: c.calls.reconnect.milliseconds,
+                                   deliveryGrace: c.calls.deliveryGrace.milliseconds,
+                                   candidateBufferLimit: c.limits.maxCandidatesPerCallAndDevice,
+                                   tombstoneRetention: c.calls.tombstoneRetention.milliseconds),
+                  maxMessageBytes: c.limits.maxMessageBytes,
+                  commandsPerSecond: Double(c.limits.commandsPerSecond),
+                  commandBurst: Double(c.limits.commandBurst),
+                  heartbeatIntervalMs: c.limits.heartbeatInterval.milliseconds,
+                  idleTimeoutMs: c.limits.idleTimeout.milliseconds,
+                  maxDevicesPerAccount: c.limits.maxDevicesPerAccount)
+    }
+}
+
+extension Duration {
+    var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+}
