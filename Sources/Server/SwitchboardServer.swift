@@ -151,3 +151,17 @@ extension Duration {
         return seconds * 1000 + attoseconds / 1_000_000_000_000_000
     }
 }
+
+extension SwitchboardServer {
+    /// The `serve` subcommand's runner: logs JSON lines to stderr at the configured level.
+    public static func serve(_ config: ServerConfig) -> Int32 {
+        let log = Logger(subsystem: "server", sink: .stderr, minimumLevel: config.logLevel)
+        do {
+            return try SwitchboardServer(config: config, log: log).run()
+        } catch {
+            log.error("cannot start", ["error": .string("\(error)")])
+            FileHandle.standardError.write(Data("switchboard: cannot start: \(error)\n".utf8))
+            return 1
+        }
+    }
+}
