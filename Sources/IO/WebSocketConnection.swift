@@ -22,6 +22,9 @@ public final class WebSocketConnection: Hashable {
     /// Socket fd for `bufferedAmount`; -1 when unknown (client side).
     private let socketFD: Int32
     private var didClose = false
+    /// Close code libsoup reported through its "error" signal (e.g. 1009 for an over-limit
+    /// frame), used when the socket ends without a close frame from the peer.
+    private var localErrorCode: UInt16 = 0
 
     var onText: ((WebSocketConnection, String) -> Void)?
     var onBinary: ((WebSocketConnection, Data) -> Void)?
@@ -74,7 +77,15 @@ public final class WebSocketConnection: Hashable {
             let c = Unmanaged<WebSocketConnection>.fromOpaque(data!).takeUnretainedValue()
             c.handleClosed()
         }
+        typealias ErrorFn = @convention(c) (OpaquePointer?, UnsafeMutablePointer<GError>?, gpointer?) -> Void
+        let onError: ErrorFn = { _, error, data in
+            let c = Unmanaged<WebSocketConnection>.fromOpaque(data!).takeUnretainedValue()
+            guard let error = error, error.pointee.domain == soup_websocket_error_quark(),
+                  c.localErrorCode == 0 else { return }
+            c.localErrorCode = UInt16(truncatingIfNeeded: error.pointee.code)
+        }
         let instance = UnsafeMutableRawPointer(conn)
+        handlerIDs.append(sb_g_signal_connect(instance, "error", unsafeBitCast(onError, to: GCallback.self), data))
         handlerIDs.append(sb_g_signal_connect(instance, "message", unsafeBitCast(onMessage, to: GCallback.self), data))
         handlerIDs.append(sb_g_signal_connect(instance, "closed", unsafeBitCast(onClosed, to: GCallback.self), data))
     }
@@ -93,8 +104,11 @@ public final class WebSocketConnection: Hashable {
         guard !didClose, let conn = conn else { return }
         didClose = true
         var code = UInt16(truncatingIfNeeded: soup_websocket_connection_get_close_code(conn))
-        // RFC 6455 §7.1.5: no close frame received means 1006 (abnormal closure).
-        if code == 0 { code = UInt16(SOUP_WEBSOCKET_CLOSE_ABNORMAL.rawValue) }
+        // No close frame from the peer: libsoup dropped the socket itself (an over-limit
+        // frame gives error 1009 and an immediate close without a close frame, see
+        // soup-websocket-connection.c too_big_error_and_close), or the TCP connection ended:
+        // RFC 6455 §7.1.5 calls that 1006 (abnormal closure).
+        if code == 0 { code = localErrorCode != 0 ? localErrorCode : UInt16(SOUP_WEBSOCKET_CLOSE_ABNORMAL.rawValue) }
         let reason = Soup.string(soup_websocket_connection_get_close_data(conn))
         let callback = onClose
         onText = nil
