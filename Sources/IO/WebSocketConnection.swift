@@ -33,6 +33,14 @@ public final class WebSocketConnection: Hashable {
     private static let idLock = NSLock()
     private static var nextID: UInt64 = 0
     private static var live = 0
+    private static var libsoupAlive = 0
+
+    /// `SoupWebsocketConnection` objects wrapped by this module that libsoup has not yet
+    /// finalized (tracked with g_object_weak_ref). Returns to 0 when nothing leaks.
+    public static var libsoupConnectionsAlive: Int {
+        idLock.lock(); defer { idLock.unlock() }
+        return libsoupAlive
+    }
 
     /// WebSocketConnection objects currently attached to a libsoup connection (all loops).
     /// Returns to 0 once every socket closed; used by leak tests.
@@ -55,6 +63,12 @@ public final class WebSocketConnection: Hashable {
         let proto = soup_websocket_connection_get_protocol(conn)
         negotiatedProtocol = proto.map { String(cString: $0) }
         g_object_ref(UnsafeMutableRawPointer(conn))
+        Self.idLock.lock(); Self.libsoupAlive += 1; Self.idLock.unlock()
+        g_object_weak_ref(UnsafeMutablePointer<GObject>(conn), { _, _ in
+            WebSocketConnection.idLock.lock()
+            WebSocketConnection.libsoupAlive -= 1
+            WebSocketConnection.idLock.unlock()
+        }, nil)
         if maxIncomingPayload > 0 {
             soup_websocket_connection_set_max_incoming_payload_size(conn, guint64(maxIncomingPayload))
         }

@@ -192,7 +192,13 @@ final class WebSocketTests: XCTestCase {
     }
 
     func testTwoThousandConnectCloseCyclesLeaveNoConnections() throws {
+        // Warm-up: GLib creates a few process-lifetime fds (resolver, worker wakeups) on first use.
+        try WebSocketClient.connectBlocking(loop: loop, url: url).close(code: 1000, reason: "warm-up")
+        XCTAssertTrue(eventually { self.delegate.closes.count == 1 })
+        onLoop { self.delegate.closes.removeAll(); self.delegate.opened.removeAll() }
         let baseline = WebSocketConnection.attachedCount
+        let baselineObjects = WebSocketConnection.libsoupConnectionsAlive
+        let baselineFDs = Self.openFileDescriptors()
         for i in 0..<2_000 {
             let client = try WebSocketClient.connectBlocking(loop: loop, url: url)
             if i % 2 == 0 {
@@ -210,6 +216,11 @@ final class WebSocketTests: XCTestCase {
         XCTAssertTrue(eventually { WebSocketConnection.attachedCount == baseline },
                       "attached: \(WebSocketConnection.attachedCount), baseline \(baseline)")
         XCTAssertEqual(onLoop { self.delegate.closes.filter { $0.0 == 1000 }.count }, 1_000)
+        // libsoup finalized every connection object and closed every socket.
+        XCTAssertTrue(eventually { WebSocketConnection.libsoupConnectionsAlive == baselineObjects },
+                      "alive: \(WebSocketConnection.libsoupConnectionsAlive), baseline \(baselineObjects)")
+        XCTAssertTrue(eventually { Self.openFileDescriptors() <= baselineFDs },
+                      "fds: \(Self.openFileDescriptors()), baseline \(baselineFDs)")
     }
 
     func testServerStopClosesOpenSockets() throws {
@@ -223,6 +234,10 @@ final class WebSocketTests: XCTestCase {
         server.stop()
         wait(for: [closed], timeout: 10)
         XCTAssertEqual(onLoop { code }, 1001)
+    }
+
+    static func openFileDescriptors() -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
     }
 
     /// Prints echo round trips per second (one message in flight); no assertion on speed.
