@@ -169,6 +169,22 @@ final class WebSocketTests: XCTestCase {
         }
     }
 
+    func testAuthorizeRefusesUpgradeBeforeHandshake() throws {
+        let gated = EchoDelegate()
+        server.webSocket(path: "/gated", maxIncomingPayload: limit, delegate: gated) { request in
+            request.headers["authorization"] == "Bearer good" ? nil : .json(401, Data("{\"error\":\"unauthorized\"}".utf8))
+        }
+        let gatedURL = "ws://127.0.0.1:\(server.boundPort)/gated"
+        XCTAssertThrowsError(try WebSocketClient.connectBlocking(loop: loop, url: gatedURL,
+                                                                 headers: ["Authorization": "Bearer bad"])) { error in
+            XCTAssertEqual(error as? IOError, .httpStatus(401))
+        }
+        XCTAssertEqual(onLoop { gated.opened.count }, 0)
+        let client = try WebSocketClient.connectBlocking(loop: loop, url: gatedURL, headers: ["Authorization": "Bearer good"])
+        XCTAssertTrue(eventually { gated.opened.count == 1 })
+        client.close(code: 1000, reason: "")
+    }
+
     func testConnectToClosedPortFails() throws {
         let other = try HTTPServer(loop: loop, host: "127.0.0.1", port: 0)
         let port = other.boundPort
