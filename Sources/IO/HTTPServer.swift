@@ -82,11 +82,27 @@ public final class HTTPServer {
     /// are the subprotocols offered for Sec-WebSocket-Protocol negotiation. Messages over
     /// `maxIncomingPayload` bytes make libsoup close the connection with 1009.
     /// The delegate is held weakly.
+    ///
+    /// `authorize` runs before the 101 answer (libsoup calls a plain handler registered on the
+    /// same path first and skips the handshake once it set a status, soup-server.c got_body):
+    /// return a response (e.g. 401) to refuse the upgrade, nil to accept.
+    /// Note: like every libsoup handler, `path` also covers "path/…" sub-paths.
     public func webSocket(path: String, maxIncomingPayload: Int, protocols: [String]? = nil,
-                          delegate: WebSocketServerDelegate) {
+                          delegate: WebSocketServerDelegate,
+                          authorize: ((HTTPRequest) -> HTTPResponse?)? = nil) {
         loop.sync {
             guard let s = server else { return }
             endpoints[path] = Endpoint(maxIncomingPayload: maxIncomingPayload, delegate: delegate)
+            if let authorize = authorize {
+                let gate = Unmanaged.passRetained(BlockGate(authorize)).toOpaque()
+                soup_server_add_handler(s, path, { _, msg, _, _, data in
+                    guard let msg = msg, let data = data else { return }
+                    let gate = Unmanaged<BlockGate>.fromOpaque(data).takeUnretainedValue()
+                    if let response = gate.authorize(Soup.request(msg, readBody: false)) {
+                        HTTPServer.apply(response, to: msg)
+                    }
+                }, gate, { data in Unmanaged<BlockGate>.fromOpaque(data!).release() })
+            }
             let box = Unmanaged.passRetained(WeakBox(self)).toOpaque()
             withCStringArray(protocols) { protos in
                 soup_server_add_websocket_handler(s, path, nil, protos, { _, msg, path, conn, data in
@@ -114,9 +130,16 @@ public final class HTTPServer {
 
     // MARK: - Loop thread
 
+    final class BlockGate {
+        let authorize: (HTTPRequest) -> HTTPResponse?
+        init(_ authorize: @escaping (HTTPRequest) -> HTTPResponse?) { self.authorize = authorize }
+    }
+
     private func handle(_ msg: OpaquePointer) {
-        let request = Soup.request(msg, readBody: true)
-        let response = dispatch(request)
+        Self.apply(dispatch(Soup.request(msg, readBody: true)), to: msg)
+    }
+
+    static func apply(_ response: HTTPResponse, to msg: OpaquePointer) {
         let respHeaders = soup_server_message_get_response_headers(msg)
         var contentType: String?
         for (name, value) in response.headers {

@@ -22,6 +22,9 @@ public final class WebSocketConnection: Hashable {
     /// Socket fd for `bufferedAmount`; -1 when unknown (client side).
     private let socketFD: Int32
     private var didClose = false
+    /// Close code libsoup reported through its "error" signal (e.g. 1009 for an over-limit
+    /// frame), used when the socket ends without a close frame from the peer.
+    private var localErrorCode: UInt16 = 0
 
     var onText: ((WebSocketConnection, String) -> Void)?
     var onBinary: ((WebSocketConnection, Data) -> Void)?
@@ -30,6 +33,14 @@ public final class WebSocketConnection: Hashable {
     private static let idLock = NSLock()
     private static var nextID: UInt64 = 0
     private static var live = 0
+    private static var libsoupAlive = 0
+
+    /// `SoupWebsocketConnection` objects wrapped by this module that libsoup has not yet
+    /// finalized (tracked with g_object_weak_ref). Returns to 0 when nothing leaks.
+    public static var libsoupConnectionsAlive: Int {
+        idLock.lock(); defer { idLock.unlock() }
+        return libsoupAlive
+    }
 
     /// WebSocketConnection objects currently attached to a libsoup connection (all loops).
     /// Returns to 0 once every socket closed; used by leak tests.
@@ -52,6 +63,12 @@ public final class WebSocketConnection: Hashable {
         let proto = soup_websocket_connection_get_protocol(conn)
         negotiatedProtocol = proto.map { String(cString: $0) }
         g_object_ref(UnsafeMutableRawPointer(conn))
+        Self.idLock.lock(); Self.libsoupAlive += 1; Self.idLock.unlock()
+        g_object_weak_ref(UnsafeMutablePointer<GObject>(conn), { _, _ in
+            WebSocketConnection.idLock.lock()
+            WebSocketConnection.libsoupAlive -= 1
+            WebSocketConnection.idLock.unlock()
+        }, nil)
         if maxIncomingPayload > 0 {
             soup_websocket_connection_set_max_incoming_payload_size(conn, guint64(maxIncomingPayload))
         }
@@ -74,7 +91,15 @@ public final class WebSocketConnection: Hashable {
             let c = Unmanaged<WebSocketConnection>.fromOpaque(data!).takeUnretainedValue()
             c.handleClosed()
         }
+        typealias ErrorFn = @convention(c) (OpaquePointer?, UnsafeMutablePointer<GError>?, gpointer?) -> Void
+        let onError: ErrorFn = { _, error, data in
+            let c = Unmanaged<WebSocketConnection>.fromOpaque(data!).takeUnretainedValue()
+            guard let error = error, error.pointee.domain == soup_websocket_error_quark(),
+                  c.localErrorCode == 0 else { return }
+            c.localErrorCode = UInt16(truncatingIfNeeded: error.pointee.code)
+        }
         let instance = UnsafeMutableRawPointer(conn)
+        handlerIDs.append(sb_g_signal_connect(instance, "error", unsafeBitCast(onError, to: GCallback.self), data))
         handlerIDs.append(sb_g_signal_connect(instance, "message", unsafeBitCast(onMessage, to: GCallback.self), data))
         handlerIDs.append(sb_g_signal_connect(instance, "closed", unsafeBitCast(onClosed, to: GCallback.self), data))
     }
@@ -93,8 +118,11 @@ public final class WebSocketConnection: Hashable {
         guard !didClose, let conn = conn else { return }
         didClose = true
         var code = UInt16(truncatingIfNeeded: soup_websocket_connection_get_close_code(conn))
-        // RFC 6455 §7.1.5: no close frame received means 1006 (abnormal closure).
-        if code == 0 { code = UInt16(SOUP_WEBSOCKET_CLOSE_ABNORMAL.rawValue) }
+        // No close frame from the peer: libsoup dropped the socket itself (an over-limit
+        // frame gives error 1009 and an immediate close without a close frame, see
+        // soup-websocket-connection.c too_big_error_and_close), or the TCP connection ended:
+        // RFC 6455 §7.1.5 calls that 1006 (abnormal closure).
+        if code == 0 { code = localErrorCode != 0 ? localErrorCode : UInt16(SOUP_WEBSOCKET_CLOSE_ABNORMAL.rawValue) }
         let reason = Soup.string(soup_websocket_connection_get_close_data(conn))
         let callback = onClose
         onText = nil
