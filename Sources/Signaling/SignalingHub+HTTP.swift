@@ -25,7 +25,12 @@ extension SignalingHub {
 
     /// `GET /readyz`: the store answers a query.
     public func isReady() -> Bool {
-        (try? store.nextDeadline()) != nil
+        do {
+            _ = try store.nextDeadline()
+            return true
+        } catch {
+            return false
+        }
     }
 
     static func httpError(_ code: String, _ message: String) -> String {

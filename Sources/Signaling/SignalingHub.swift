@@ -23,8 +23,8 @@ public final class SignalingHub {
     /// Non-terminal calls kept decoded, so the hot path does not decode JSON per command.
     /// The store stays the truth: a revision conflict drops the entry and reloads.
     var callCache: [String: CallState] = [:]
-    var lastHousekeepingMono: Int64 = .min
-    var lastPurgeWall: Int64 = .min
+    var lastHousekeepingMono: Int64 = .min / 4  // "long ago" without overflow in subtraction
+    var lastPurgeWall: Int64 = .min / 4
     /// Counters for /metrics-style reporting and tests.
     public internal(set) var counters = HubCounters()
 

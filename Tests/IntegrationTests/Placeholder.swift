@@ -1,5 +1,0 @@
-import XCTest
-
-final class IntegrationTestsPlaceholder: XCTestCase {
-    func testModuleBuilds() {}
-}

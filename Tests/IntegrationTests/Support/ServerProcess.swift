@@ -1,0 +1,114 @@
+import Auth
+import Foundation
+import IO
+import XCTest
+
+/// The real `switchboard serve` binary on a loopback port chosen at run time, with its own
+/// data directory. Keeps every stderr line (the JSON logs) for assertions.
+final class ServerProcess: @unchecked Sendable {
+    static let secret: [UInt8] = Array(repeating: 7, count: 32)
+    let dataDirectory: URL
+    let environment: [String: String]
+    private(set) var process: Process?
+    private(set) var port: UInt16 = 0
+    private let lock = NSLock()
+    private var lines: [String] = []
+
+    /// `settings` are config keys (`call.ring_timeout` → SWITCHBOARD_CALL_RING_TIMEOUT).
+    init(settings: [String: String] = [:], dataDirectory: URL? = nil) throws {
+        let dir = dataDirectory ?? FileManager.default.temporaryDirectory
+            .appendingPathComponent("switchboard-it-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        self.dataDirectory = dir
+        var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("SWITCHBOARD_") }
+        env["SWITCHBOARD_HTTP_HOST"] = "127.0.0.1"
+        env["SWITCHBOARD_HTTP_PORT"] = "0"
+        env["SWITCHBOARD_DATABASE_PATH"] = dir.appendingPathComponent("switchboard.sqlite").path
+        env["SWITCHBOARD_TOKEN_SECRET"] = Base64URL.encode(Self.secret)
+        env["SWITCHBOARD_LOG_LEVEL"] = "debug"
+        for (key, value) in settings {
+            env["SWITCHBOARD_" + key.uppercased().replacingOccurrences(of: ".", with: "_")] = value
+        }
+        environment = env
+        try start()
+    }
+
+    static var binary: URL {
+        // The test bundle sits in the build products directory next to the executable.
+        let products = Bundle(for: ServerProcess.self).bundleURL.deletingLastPathComponent()
+        return products.appendingPathComponent("switchboard")
+    }
+
+    /// Starts the binary and waits for its "listening" log line (with the bound port).
+    func start() throws {
+        let p = Process()
+        p.executableURL = Self.binary
+        p.arguments = ["serve"]
+        p.environment = environment
+        p.currentDirectoryURL = dataDirectory
+        let errPipe = Pipe()
+        p.standardError = errPipe
+        p.standardOutput = FileHandle.nullDevice
+        let ready = DispatchSemaphore(value: 0)
+        var buffer = Data()
+        var announced = false
+        errPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let chunk = handle.availableData
+            guard let self else { return }
+            if chunk.isEmpty { handle.readabilityHandler = nil; return }
+            buffer.append(chunk)
+            while let newline = buffer.firstIndex(of: 0x0A) {
+                let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
+                buffer.removeSubrange(buffer.startIndex...newline)
+                self.lock.lock(); self.lines.append(line); self.lock.unlock()
+                if !announced, line.contains("\"msg\":\"listening\""),
+                   let data = line.data(using: .utf8),
+                   let obj = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                   let fields = obj["fields"] as? [String: Any], let port = fields["port"] as? Int {
+                    self.port = UInt16(port)
+                    announced = true
+                    ready.signal()
+                }
+            }
+        }
+        try p.run()
+        process = p
+        if ready.wait(timeout: .now() + 30) == .timedOut {
+            p.terminate()
+            throw NSError(domain: "ServerProcess", code: 1, userInfo: [NSLocalizedDescriptionKey: "server did not announce its port; log: \(logLines.suffix(20))"])
+        }
+    }
+
+    var url: String { "ws://127.0.0.1:\(port)/v1/ws" }
+    var httpBase: String { "http://127.0.0.1:\(port)" }
+
+    var logLines: [String] {
+        lock.lock(); defer { lock.unlock() }
+        return lines
+    }
+
+    /// SIGKILL: no shutdown code runs (crash test).
+    func kill9() {
+        guard let p = process else { return }
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+        process = nil
+    }
+
+    func stop() {
+        guard let p = process else { return }
+        p.terminate()
+        p.waitUntilExit()
+        process = nil
+    }
+
+    func token(_ account: String, _ device: String, ttl: Int64 = 3600, now: Int64 = Int64(Date().timeIntervalSince1970)) -> String {
+        let claims = try! TokenClaims(account: account, device: device, issuedAt: now, expiresAt: now + ttl)
+        return TokenSigner(secret: Self.secret).mint(claims)
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(at: dataDirectory)
+    }
+}
