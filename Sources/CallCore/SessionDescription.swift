@@ -12,7 +12,8 @@ public struct SessionDescription: Codable, Sendable, Equatable {
     /// ICE session (RFC 9143), so the first one is the session's.
     public var iceUfrag: String? {
         let prefix = "a=ice-ufrag:"
-        for rawLine in sdp.split(whereSeparator: { $0 == "\n" || $0 == "\r" }) {
+        // "\r\n" is one Character in Swift; `isNewline` covers it, "\n" and "\r".
+        for rawLine in sdp.split(whereSeparator: { $0.isNewline }) {
             if rawLine.hasPrefix(prefix) {
                 let value = rawLine.dropFirst(prefix.count).trimmingSpaces()
                 return value.isEmpty ? nil : String(value)
