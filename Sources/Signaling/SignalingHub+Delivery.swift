@@ -102,6 +102,29 @@ extension SignalingHub {
         return actions
     }
 
+    /// A device that was offline at invite got a push instead of an outbox entry; when it
+    /// connects while the call may still ring, it gets the invite now (not durable: it is
+    /// derived from the call's current state on every connect, never from a countdown).
+    func ringPushedCalls(for device: DeviceKey, on id: ConnectionID, time: HubTime) -> [HubAction] {
+        var actions: [HubAction] = []
+        do {
+            for stored in try store.activeCalls(involving: device.account) {
+                guard let state = try loadState(stored.callID), state.pushedDevices.contains(device),
+                      case .ring(let snapshot, let offer) = deliveryView(of: state, for: device, now: time.wall, config: config.call)
+                else { continue }
+                var payload = NoticeJSON.render(.incomingCall(snapshot, offer: offer),
+                                                callID: state.callID, serverTime: time.wall)
+                if let turn = turnJSON(account: device.account, time: time) {
+                    payload = OutboxFrame.prefix + "\"turn\":" + turn + "," + payload.dropFirst(OutboxFrame.prefix.count)
+                }
+                actions.append(.send(id, payload))
+            }
+        } catch {
+            log.error("active call lookup failed", ["account": .string(device.account), "error": .string("\(error)")])
+        }
+        return actions
+    }
+
     private struct CallIDOnly: Decodable { var callID: String }
 
     static func callID(in payload: Data) -> String? {

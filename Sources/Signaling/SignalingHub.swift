@@ -153,6 +153,7 @@ public final class SignalingHub {
         w.raw("limits", "{\"maxMessageBytes\":\(config.maxMessageBytes),\"commandsPerSecond\":\(Int(config.commandsPerSecond)),\"candidatesPerCall\":\(config.call.candidateBufferLimit)}")
         actions.append(.send(id, w.finish()))
         actions += replay(to: device, on: id, after: from, time: time)
+        actions += ringPushedCalls(for: device, on: id, time: time)
         var done = JSONWriter()
         done.field("v", 1); done.field("type", "caughtUp"); done.field("latestSeq", String(latest))
         actions.append(.send(id, done.finish()))

@@ -34,9 +34,15 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     static var binary: URL {
-        // The test bundle sits in the build products directory next to the executable.
-        let products = Bundle(for: ServerProcess.self).bundleURL.deletingLastPathComponent()
-        return products.appendingPathComponent("switchboard")
+        // The executable sits in the build products directory, next to (or around) the test
+        // bundle depending on the platform's bundle layout.
+        var dir = Bundle(for: ServerProcess.self).bundleURL
+        for _ in 0..<3 {
+            let candidate = dir.appendingPathComponent("switchboard")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            dir = dir.deletingLastPathComponent()
+        }
+        return dir.appendingPathComponent("switchboard")
     }
 
     /// Starts the binary and waits for its "listening" log line (with the bound port).
@@ -50,23 +56,19 @@ final class ServerProcess: @unchecked Sendable {
         p.standardError = errPipe
         p.standardOutput = FileHandle.nullDevice
         let ready = DispatchSemaphore(value: 0)
-        var buffer = Data()
-        var announced = false
+        let reader = LineReader()
         errPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
             let chunk = handle.availableData
             guard let self else { return }
             if chunk.isEmpty { handle.readabilityHandler = nil; return }
-            buffer.append(chunk)
-            while let newline = buffer.firstIndex(of: 0x0A) {
-                let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
-                buffer.removeSubrange(buffer.startIndex...newline)
+            for line in reader.feed(chunk) {
                 self.lock.lock(); self.lines.append(line); self.lock.unlock()
-                if !announced, line.contains("\"msg\":\"listening\""),
+                if !reader.announced, line.contains("\"msg\":\"listening\""),
                    let data = line.data(using: .utf8),
                    let obj = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
                    let fields = obj["fields"] as? [String: Any], let port = fields["port"] as? Int {
                     self.port = UInt16(port)
-                    announced = true
+                    reader.announced = true
                     ready.signal()
                 }
             }
@@ -110,5 +112,21 @@ final class ServerProcess: @unchecked Sendable {
     deinit {
         stop()
         try? FileManager.default.removeItem(at: dataDirectory)
+    }
+}
+
+/// Splits a byte stream into lines (one reader per process; called from one handler queue).
+final class LineReader: @unchecked Sendable {
+    private var buffer = Data()
+    var announced = false
+
+    func feed(_ chunk: Data) -> [String] {
+        buffer.append(chunk)
+        var lines: [String] = []
+        while let newline = buffer.firstIndex(of: 0x0A) {
+            lines.append(String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self))
+            buffer.removeSubrange(buffer.startIndex...newline)
+        }
+        return lines
     }
 }
