@@ -35,6 +35,10 @@ final class SwitchboardCLITests: XCTestCase {
         }
         let (_, capture) = run(["serve", "--nope", "1"])
         XCTAssertEqual(capture.err, ["switchboard: unknown flag '--nope' for 'serve'", "Run 'switchboard serve --help' for usage."])
+        let (_, valueCapture) = run(["token", "--account", "a", "--device", "d", "--ttl"])
+        XCTAssertEqual(valueCapture.err, ["switchboard: flag --ttl needs a value", "Run 'switchboard token --help' for usage."])
+        let (_, bareCapture) = run(["bogus"])
+        XCTAssertEqual(bareCapture.err, ["switchboard: unknown subcommand 'bogus'", "Run 'switchboard help' for usage."])
     }
 
     func testHelpAndVersionExit0OnStdout() {
