@@ -42,3 +42,18 @@ final class TURNCredentialsTests: XCTestCase {
         XCTAssertNotEqual(a.password, b.password)
     }
 }
+
+final class SecretHoldersRedactionTests: XCTestCase {
+    func testSignerAndIssuerDoNotPrintKeys() {
+        let signer = TokenSigner(secret: Array("signer-key-material".utf8))
+        let issuer = TURNCredentialIssuer(secret: "issuer-key-material", uris: ["turn:x"])
+        var dumped = ""
+        dump(signer, to: &dumped)
+        dump(issuer, to: &dumped)
+        for text in ["\(signer)", String(reflecting: signer), "\(issuer)", String(reflecting: issuer), dumped] {
+            XCTAssertFalse(text.contains("key-material"), text)
+            // The secret bytes as a decimal array would start with 115 ("s") or 105 ("i").
+            XCTAssertFalse(text.contains("115, 105") || text.contains("105, 115"), text)
+        }
+    }
+}

@@ -202,3 +202,19 @@ final class ServerConfigTests: XCTestCase {
         XCTAssertEqual(parsed, ServerConfig())
     }
 }
+
+final class ServerConfigDescriptionTests: XCTestCase {
+    func testPrintingNeverShowsSecrets() {
+        var config = ServerConfig()
+        config.token.secret = "inline-token-secret-value"
+        config.turn.secret = "turn-shared-secret-value"
+        config.turn.uris = ["turn:t.example:3478"]
+        var dumped = ""
+        dump(config, to: &dumped)
+        for text in [config.description, "\(config)", String(reflecting: config), "\(config.token)", "\(config.turn)", dumped] {
+            XCTAssertFalse(text.contains("secret-value"), text)
+        }
+        XCTAssertTrue(config.description.contains("turn.secret = [redacted]"))
+        XCTAssertTrue(config.description.contains("http.port = 8080"))
+    }
+}
