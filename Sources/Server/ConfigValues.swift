@@ -20,12 +20,12 @@ enum ConfigValues {
         throw ConfigValueProblem(reason: "expected a duration like 500ms, 60s, 15m, 24h or 7d")
     }
 
-    /// Renders with the largest unit that divides evenly ("24h", "90s", "500ms").
+    /// Renders in seconds ("60s", "3600s"), whole days as hours ("24h"), and sub-second
+    /// values in milliseconds ("500ms"): the forms the defaults are documented in.
     static func render(_ duration: Duration) -> String {
         let ms = milliseconds(duration)
-        for (suffix, unit) in [("d", Int64(86_400_000)), ("h", 3_600_000), ("m", 60_000), ("s", 1000)] where ms != 0 && ms % unit == 0 {
-            return "\(ms / unit)\(suffix)"
-        }
+        if ms >= 86_400_000, ms % 86_400_000 == 0 { return "\(ms / 3_600_000)h" }
+        if ms % 1000 == 0 { return "\(ms / 1000)s" }
         return "\(ms)ms"
     }
 

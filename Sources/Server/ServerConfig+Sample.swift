@@ -26,7 +26,8 @@ extension ServerConfig {
             out += "\n"
             for line in wrap(key.summary, width: 90) { out += "# \(line)\n" }
             out += "# Environment: \(key.environmentName)\n"
-            out += "# \(key.name) = \(key.renderedValue(defaults))\n"
+            let value = key.renderedValue(defaults)
+            out += value.isEmpty ? "# \(key.name) =\n" : "# \(key.name) = \(value)\n"
         }
         return out
     }

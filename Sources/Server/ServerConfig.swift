@@ -99,3 +99,10 @@ public struct ServerConfig: Sendable, Equatable {
 
     public init() {}
 }
+
+extension ServerConfig {
+    /// A logger at the configured level (JSON lines, stderr by default).
+    public func makeLogger(subsystem: String, sink: LogSink = .stderr) -> Logger {
+        Logger(subsystem: subsystem, sink: sink, minimumLevel: logLevel)
+    }
+}

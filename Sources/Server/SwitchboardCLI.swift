@@ -53,7 +53,8 @@ public enum SwitchboardCLI {
             command = try CLIParser.parse(args)
         } catch {
             output.standardError("switchboard: \(error.description)")
-            if let subcommand = error.subcommand {
+            let named = args.first.flatMap { CLIHelpTopic(rawValue: $0) }.map(\.rawValue)
+            if let subcommand = error.subcommand ?? named, subcommand != CLIHelpTopic.general.rawValue {
                 output.standardError("Run 'switchboard \(subcommand) --help' for usage.")
             } else {
                 output.standardError("Run 'switchboard help' for usage.")

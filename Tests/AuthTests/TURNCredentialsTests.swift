@@ -42,3 +42,19 @@ final class TURNCredentialsTests: XCTestCase {
         XCTAssertNotEqual(a.password, b.password)
     }
 }
+
+final class SecretHoldersRedactionTests: XCTestCase {
+    func testSignerAndIssuerDoNotPrintKeys() {
+        let signer = TokenSigner(secret: Array("signer-key-material".utf8))
+        let issuer = TURNCredentialIssuer(secret: "issuer-key-material", uris: ["turn:x"])
+        var dumped = ""
+        dump(signer, to: &dumped)
+        dump(issuer, to: &dumped)
+        XCTAssertTrue(dumped.contains("turn:x"), dumped)
+        for text in ["\(signer)", String(reflecting: signer), "\(issuer)", String(reflecting: issuer), dumped] {
+            XCTAssertFalse(text.contains("key-material"), text)
+            // Reflected secret bytes would show up as "- 115" ("s") lines or "N elements".
+            XCTAssertFalse(text.contains("- 115") || text.contains("- 105") || text.contains("elements"), text)
+        }
+    }
+}
