@@ -141,6 +141,24 @@ final class RTCPCompoundTests: XCTestCase {
         XCTAssertTrue(codes.isSuperset(of: ["rtcp_truncated", "rtcp_malformed", "rtcp_bad_padding"]), "\(codes)")
     }
 
+    func testUnknownFeedbackFormatsStayOpaque() throws {
+        let bytes: [UInt8] = [
+            0x83, 0xCD, 0x00, 0x04, // RTPFB FMT=3 (TMMBR, RFC 5104): not decoded
+            0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x03, 0x04, 0x05, 0x06, 0x07,
+            0x8F, 0xCE, 0x00, 0x03, // PSFB FMT=15 (AFB) with a name other than "REMB"
+            0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x47, 0x4F, 0x4F, 0x47, // "GOOG"
+            0x82, 0xCE, 0x00, 0x02, // PSFB FMT=2 (SLI) : not decoded
+            0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x02,
+        ]
+        let packets = try RTCPCompound.parse(bytes)
+        XCTAssertEqual(packets, [
+            .opaque(RTCPOpaquePacket(packetType: 205, countOrFormat: 3, body: Array(bytes[4..<20]))),
+            .opaque(RTCPOpaquePacket(packetType: 206, countOrFormat: 15, body: Array(bytes[24..<36]))),
+            .opaque(RTCPOpaquePacket(packetType: 206, countOrFormat: 2, body: Array(bytes[40..<48]))),
+        ])
+        XCTAssertEqual(try RTCPCompound.serialize(packets), bytes)
+    }
+
     func testWriteIntoSmallBufferIsTypedError() throws {
         var out = [UInt8](repeating: 0, count: 11)
         try out.withUnsafeMutableBytes { buffer in

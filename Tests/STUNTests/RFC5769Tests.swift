@@ -136,6 +136,8 @@ final class RFC5769Tests: XCTestCase {
         XCTAssertEqual(message.type, .bindingRequest)
         XCTAssertEqual(message.transactionID.bytes, [0xB7, 0xE7, 0xA7, 0x01, 0xBC, 0x34, 0xD6, 0x86, 0xFA, 0x87, 0xDF, 0xAE])
         XCTAssertEqual(message.username, "evtj:h6vY")
+        XCTAssertEqual(message.iceUsernameFragments?.receiver, "evtj")
+        XCTAssertEqual(message.iceUsernameFragments?.sender, "h6vY")
         XCTAssertEqual(message.value(STUNAttributeType.software).map(Array.init), Array("STUN test client".utf8))
         XCTAssertEqual(message.priority, 0x6E00_01FF)
         XCTAssertEqual(message.iceControlled, 0x932F_F9B1_5126_3B36)

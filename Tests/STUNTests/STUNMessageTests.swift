@@ -43,6 +43,8 @@ final class STUNMessageTests: XCTestCase {
         XCTAssertEqual(message.type, .bindingRequest)
         XCTAssertEqual(message.transactionID, transactionID)
         XCTAssertEqual(message.username, "srvU:cliU")
+        XCTAssertEqual(message.iceUsernameFragments?.receiver, "srvU")
+        XCTAssertEqual(message.iceUsernameFragments?.sender, "cliU")
         XCTAssertEqual(message.priority, 0x6E7F_1EFF)
         XCTAssertEqual(message.iceControlling, 0xDEAD_BEEF_0BAD_CAFE)
         XCTAssertNil(message.iceControlled)
