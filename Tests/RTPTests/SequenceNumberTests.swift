@@ -82,6 +82,19 @@ final class SequenceNumberTests: XCTestCase {
         XCTAssertEqual(rewriter.rewrite(110, source: 1), 6)
     }
 
+    func testSequenceRewriterKeepsForwardingLongAfterASwitch() {
+        for start in Self.startingPoints {
+            var rewriter = SequenceRewriter(firstOutput: start)
+            _ = rewriter.rewrite(10, source: 1)
+            var expected = start &+ 1
+            for index in 0..<200_000 {
+                XCTAssertEqual(rewriter.rewrite(UInt16(truncatingIfNeeded: 5000 + index), source: 2), expected, "start \(start) index \(index)")
+                if rewriter.lastOutput != expected { break }
+                expected &+= 1
+            }
+        }
+    }
+
     func testSequenceRewriterWithoutFirstOutputPassesThrough() {
         var rewriter = SequenceRewriter()
         XCTAssertEqual(rewriter.rewrite(65535, source: 9), 65535)
