@@ -40,6 +40,12 @@ public struct SequenceRewriter: Equatable, Sendable {
         } else {
             highestOutput = output
         }
+        // Forget the floor once the stream is well past it, before modular comparison against
+        // it would wrap (after 32768 packets everything would look "older"). 0x4000 packets
+        // is over 5 minutes of 50 pps audio: no pre-switch packet arrives that late.
+        if let switchFloor, let highestOutput, highestOutput &- switchFloor >= 0x4000 {
+            self.switchFloor = nil
+        }
         return output
     }
 }

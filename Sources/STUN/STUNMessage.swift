@@ -77,7 +77,9 @@ public struct STUNMessage: Equatable, Sendable {
             ok = length >= 4 && (3...6).contains(bytes[valueStart + 2] & 0x07) && bytes[valueStart + 3] < 100
         case STUNAttributeType.xorMappedAddress, STUNAttributeType.mappedAddress:
             ok = (length == 8 && bytes[valueStart + 1] == 0x01) || (length == 20 && bytes[valueStart + 1] == 0x02)
-        case STUNAttributeType.username: ok = length <= 513  // RFC 8489 §14.3
+        // RFC 5389 §15.3: fewer than 513 bytes (RFC 8489 §14.3 tightened it to 509; accepting
+        // the older limit costs nothing).
+        case STUNAttributeType.username: ok = length < 513
         default: ok = true
         }
         guard ok else { throw .badAttribute(type: type) }
@@ -91,6 +93,16 @@ public struct STUNMessage: Equatable, Sendable {
 
     /// USERNAME (RFC 8489 §14.3) as UTF-8; ICE uses "remoteUfrag:localUfrag" (RFC 8445 §7.2.2).
     public var username: String? { value(STUNAttributeType.username).map { String(decoding: $0, as: UTF8.self) } }
+
+    /// USERNAME split as ICE uses it in a connectivity check (RFC 8445 §7.2.2): the
+    /// receiver's ufrag, a colon, then the sender's ufrag. Nil if absent or without a colon.
+    public var iceUsernameFragments: (receiver: String, sender: String)? {
+        guard let value = value(STUNAttributeType.username), let colon = value.firstIndex(of: UInt8(ascii: ":")) else {
+            return nil
+        }
+        return (String(decoding: value[value.startIndex..<colon], as: UTF8.self),
+                String(decoding: value[(colon + 1)...], as: UTF8.self))
+    }
 
     /// PRIORITY (RFC 8445 §16.1).
     public var priority: UInt32? { value(STUNAttributeType.priority).map { $0.be32($0.startIndex) } }

@@ -17,10 +17,10 @@ public struct STUNMessageBuilder: Sendable {
         attributeBytes += [UInt8](repeating: 0, count: (4 - value.count % 4) % 4)
     }
 
-    /// USERNAME (RFC 8489 §14.3; at most 513 bytes).
+    /// USERNAME (RFC 8489 §14.3: fewer than 509 bytes).
     public mutating func appendUsername(_ username: String) throws(STUNError) {
         let utf8 = Array(username.utf8)
-        guard utf8.count <= 513 else { throw .invalidField }
+        guard utf8.count < 509 else { throw .invalidField }
         try append(type: STUNAttributeType.username, value: utf8)
     }
 

@@ -1,5 +1,0 @@
-import XCTest
-
-final class RTPTestsPlaceholder: XCTestCase {
-    func testModuleBuilds() {}
-}

@@ -1,5 +1,0 @@
-import XCTest
-
-final class STUNTestsPlaceholder: XCTestCase {
-    func testModuleBuilds() {}
-}
