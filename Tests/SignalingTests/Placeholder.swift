@@ -1,5 +1,0 @@
-import XCTest
-
-final class SignalingTestsPlaceholder: XCTestCase {
-    func testModuleBuilds() {}
-}

@@ -1,0 +1,102 @@
+import CallCore
+import Foundation
+@testable import Signaling
+import XCTest
+
+/// The hub without sockets: every frame in, every action out.
+final class SignalingHubTests: XCTestCase {
+    func testHelloWelcomesThenCatchesUp() throws {
+        let h = try HubHarness()
+        let (id, actions) = h.connect("alice", "phone")
+        XCTAssertEqual(HubHarness.types(actions, to: id), ["welcome", "caughtUp"])
+        let welcome = HubHarness.frames(actions, to: id)[0]
+        XCTAssertEqual(welcome["account"] as? String, "alice")
+        XCTAssertEqual(welcome["latestSeq"] as? String, "0")
+        XCTAssertEqual(h.hub.liveDeviceCount, 1)
+    }
+
+    func testBadTokensAndFramesBeforeHelloClose() throws {
+        let h = try HubHarness()
+        let forged = h.open()
+        XCTAssertEqual(HubHarness.closes(h.hub.received(#"{"type":"hello","token":"a.b.c"}"#, on: forged, time: h.time))[forged], CloseCode.unauthorized)
+        let early = h.open()
+        XCTAssertEqual(HubHarness.closes(h.send(early, ["type": "ping"]))[early], CloseCode.protocolViolation)
+        let expired = h.open()
+        let token = h.token("alice", "phone", ttl: 1)
+        h.advance(ms: 120_000)
+        XCTAssertEqual(HubHarness.closes(h.send(expired, ["type": "hello", "token": token]))[expired], CloseCode.tokenExpired)
+        XCTAssertEqual(h.hub.counters.authFailures, 2)
+    }
+
+    func testInviteRingsEveryCalleeDeviceAndTheFirstAnswerWins() throws {
+        let h = try HubHarness()
+        let (caller, _) = h.connect("alice", "laptop")
+        let callees = ["phone", "tablet", "desk"].map { h.connect("bob", $0).0 }
+        let invite = h.send(caller, ["type": "call.invite", "eventID": "i1", "callee": "bob"])
+        let result = try XCTUnwrap(HubHarness.frames(invite, to: caller).first)
+        XCTAssertEqual(result["status"] as? String, "accepted")
+        let callID = try XCTUnwrap(result["callID"] as? String)
+        let revision = try XCTUnwrap(result["revision"] as? Int)
+        for id in callees {
+            XCTAssertEqual(HubHarness.types(invite, to: id), ["call.incoming"])
+        }
+        var outcomes: [String] = []
+        var all: [HubAction] = []
+        for (index, id) in callees.enumerated() {
+            let actions = h.send(id, ["type": "call.answer", "eventID": "a\(index)", "callID": callID, "revision": revision])
+            all += actions
+            outcomes.append(HubHarness.frames(actions, to: id).first?["status"] as? String ?? "")
+        }
+        XCTAssertEqual(outcomes, ["accepted", "rejected", "rejected"])
+        XCTAssertEqual(HubHarness.types(all, to: callees[1]).filter { $0 == "call.stopRinging" }.count, 1)
+        XCTAssertEqual(HubHarness.types(all, to: caller), ["call.answered"])
+        // Durable: the store has the call at the winner's revision.
+        let stored = try XCTUnwrap(try h.store.loadCall(callID))
+        XCTAssertEqual(stored.revision, Int64(revision + 1))
+    }
+
+    func testDuplicateEventIDIsAnsweredFromTheRecordWithoutEffects() throws {
+        let h = try HubHarness()
+        let (caller, _) = h.connect("alice", "laptop")
+        let (callee, _) = h.connect("bob", "phone")
+        _ = h.send(caller, ["type": "call.invite", "eventID": "i1", "callee": "bob"])
+        let again = h.send(caller, ["type": "call.invite", "eventID": "i1", "callee": "bob"])
+        XCTAssertEqual(HubHarness.frames(again, to: caller).first?["status"] as? String, "duplicate")
+        XCTAssertTrue(HubHarness.types(again, to: callee).isEmpty, "no second ring")
+        XCTAssertEqual(h.hub.counters.duplicates, 1)
+    }
+
+    func testRingDeadlineFiresOnTickAndEndsTheCall() throws {
+        let h = try HubHarness(config: HubConfig(idleTimeoutMs: 600_000))
+        let (caller, _) = h.connect("alice", "laptop")
+        let (callee, _) = h.connect("bob", "phone")
+        _ = h.send(caller, ["type": "call.invite", "eventID": "i1", "callee": "bob"])
+        h.advance(ms: 59_000)
+        XCTAssertTrue(h.tick().isEmpty)
+        h.advance(ms: 1_000)
+        let fired = h.tick()
+        XCTAssertEqual(HubHarness.frames(fired, to: caller).first?["reason"] as? String, "noAnswer")
+        XCTAssertEqual(HubHarness.frames(fired, to: callee).first?["reason"] as? String, "noAnswer")
+        XCTAssertTrue(try h.store.allDeadlines().isEmpty)
+    }
+
+    func testHousekeepingClosesIdleAndSilentConnections() throws {
+        let h = try HubHarness(config: HubConfig(idleTimeoutMs: 45_000, helloTimeoutMs: 10_000))
+        let (idle, _) = h.connect("alice", "phone")
+        let silent = h.open()
+        h.advance(ms: 11_000)
+        XCTAssertEqual(HubHarness.closes(h.tick()), [silent: CloseCode.helloTimeout])
+        h.advance(ms: 35_000)
+        XCTAssertEqual(HubHarness.closes(h.tick()), [idle: CloseCode.idle])
+    }
+
+    func testNewerConnectionReplacesOlderAndOldCloseChangesNothing() throws {
+        let h = try HubHarness()
+        let (old, _) = h.connect("alice", "phone")
+        let (new, actions) = h.connect("alice", "phone")
+        XCTAssertEqual(HubHarness.closes(actions), [old: CloseCode.replaced])
+        h.hub.connectionClosed(old, time: h.time)
+        XCTAssertEqual(h.hub.liveDeviceCount, 1)
+        XCTAssertEqual(HubHarness.types(h.send(new, ["type": "ping"]), to: new), ["pong"])
+    }
+}
