@@ -3,11 +3,14 @@ import Foundation
 /// Reads of calls and processed events.
 extension SQLiteCallStore {
     public func loadCall(_ callID: String) throws -> StoredCall? {
-        try locked { try Self.loadCall(callID, in: $0) }
+        try locked { connection in
+            // Two SELECTs (call row, participants): one snapshot.
+            try connection.readTransaction { try Self.loadCall(callID, in: connection) }
+        }
     }
 
     public func activeCalls(involving account: String) throws -> [StoredCall] {
-        try locked { connection in
+        try locked { connection in try connection.readTransaction {
             let ids = try connection.with("""
                 SELECT DISTINCT p.call_id FROM call_participants p
                 JOIN calls c ON c.call_id = p.call_id
@@ -20,7 +23,7 @@ extension SQLiteCallStore {
                 return ids
             }
             return try ids.compactMap { try Self.loadCall($0, in: connection) }
-        }
+        } }
     }
 
     public func processedEvent(account: String, device: String, eventID: String) throws -> ProcessedEvent? {

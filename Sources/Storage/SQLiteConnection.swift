@@ -114,6 +114,20 @@ final class SQLiteConnection {
         }
     }
 
+    /// BEGIN (deferred) … COMMIT around several reads, so they see one snapshot even if another
+    /// connection commits in between (https://sqlite.org/isolation.html).
+    func readTransaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            rollbackIfActive()
+            throw error
+        }
+    }
+
     private func rollbackIfActive() {
         guard let db, sqlite3_get_autocommit(db) == 0 else { return }
         // Not through the cache: ROLLBACK must work even if preparing failed (e.g. SQLITE_NOMEM).

@@ -39,8 +39,9 @@ final class SQLiteStatement {
             guard let base = bytes.baseAddress, bytes.count > 0 else {
                 return sqlite3_bind_text(handle, index, "", 0, sb_sqlite_transient())
             }
+            // 64-bit length: an oversized value yields SQLITE_TOOBIG instead of an Int32 trap.
             return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
-                sqlite3_bind_text(handle, index, $0, Int32(bytes.count), sb_sqlite_transient())
+                sqlite3_bind_text64(handle, index, $0, UInt64(bytes.count), sb_sqlite_transient(), UInt8(SQLITE_UTF8))
             }
         }
         try check(rc)
@@ -52,7 +53,7 @@ final class SQLiteStatement {
             guard let base = bytes.baseAddress, bytes.count > 0 else {
                 return sqlite3_bind_zeroblob(handle, index, 0)
             }
-            return sqlite3_bind_blob(handle, index, base, Int32(bytes.count), sb_sqlite_transient())
+            return sqlite3_bind_blob64(handle, index, base, UInt64(bytes.count), sb_sqlite_transient())
         }
         try check(rc)
     }
