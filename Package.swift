@@ -21,16 +21,25 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSoup", pkgConfig: "libsoup-3.0", providers: [.apt(["libsoup-3.0-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // Linux socket calls Swift's Glibc module does not expose (sendmmsg/recvmmsg need _GNU_SOURCE).
+        .systemLibrary(name: "CSocket"),
 
         // MARK: Pure logic (no I/O, no clock reads).
         .target(name: "CallCore"),
         .target(name: "RTP"),
         .target(name: "STUN"),
+        .target(name: "SDP"),
+        .target(name: "SFU", dependencies: ["RTP"]),
 
         // MARK: Adapters.
         .target(name: "Logging"),
         .target(name: "Auth", dependencies: ["COpenSSL"]),
         .target(name: "Storage", dependencies: ["CSQLite"]),
+        .target(name: "SRTP", dependencies: ["CSRTP"]),
+        .target(name: "DTLS", dependencies: ["COpenSSL"]),
+        .target(name: "ICE", dependencies: ["STUN", "CNice"]),
+        .target(name: "Media", dependencies: ["CSocket", "ICE", "DTLS", "SRTP", "SFU", "RTP", "STUN", "SDP", "Logging"], swiftSettings: v5),
+        .target(name: "Peer", dependencies: ["CNice", "COpus", "DTLS", "SRTP", "RTP", "SDP", "SignalingClient", "IO"], swiftSettings: v5),
         .target(name: "IO", dependencies: ["CSoup", "Logging"], swiftSettings: v5),
         .target(name: "Signaling", dependencies: ["CallCore", "Storage", "Auth", "Logging"]),
         .target(name: "SignalingClient", dependencies: ["IO"], swiftSettings: v5),
@@ -47,6 +56,13 @@ let package = Package(
         .testTarget(name: "SignalingTests", dependencies: ["Signaling", "CallCore", "Storage", "Auth"]),
         .testTarget(name: "IntegrationTests", dependencies: ["SignalingClient", "IO", "Auth"], swiftSettings: v5),
         .testTarget(name: "ServerTests", dependencies: ["Server"], swiftSettings: v5),
+        .testTarget(name: "SDPTests", dependencies: ["SDP"]),
+        .testTarget(name: "SFUTests", dependencies: ["SFU", "RTP"]),
+        .testTarget(name: "SRTPTests", dependencies: ["SRTP"]),
+        .testTarget(name: "DTLSTests", dependencies: ["DTLS", "SRTP"]),
+        .testTarget(name: "ICETests", dependencies: ["ICE", "STUN", "CNice"]),
+        .testTarget(name: "MediaTests", dependencies: ["Media", "CSocket"], swiftSettings: v5),
+        .testTarget(name: "PeerTests", dependencies: ["Peer"], swiftSettings: v5),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CNice", "CSRTP", "COpus", "COpenSSL", "CSoup", "CSQLite"]),
     ]
 )

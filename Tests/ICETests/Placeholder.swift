@@ -1,0 +1,5 @@
+import XCTest
+
+final class ICETestsPlaceholder: XCTestCase {
+    func testModuleBuilds() {}
+}

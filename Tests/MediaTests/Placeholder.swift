@@ -1,0 +1,5 @@
+import XCTest
+
+final class MediaTestsPlaceholder: XCTestCase {
+    func testModuleBuilds() {}
+}

@@ -1,0 +1,5 @@
+import XCTest
+
+final class SDPTestsPlaceholder: XCTestCase {
+    func testModuleBuilds() {}
+}

@@ -1,0 +1,5 @@
+import XCTest
+
+final class SFUTestsPlaceholder: XCTestCase {
+    func testModuleBuilds() {}
+}

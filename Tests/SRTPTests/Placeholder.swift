@@ -1,0 +1,5 @@
+import XCTest
+
+final class SRTPTestsPlaceholder: XCTestCase {
+    func testModuleBuilds() {}
+}
