@@ -5,6 +5,7 @@
 #include <glib.h>
 #include <gio/gio.h>
 #include <libsoup/soup.h>
+#include <glib-unix.h>
 
 // g_signal_connect is a macro; Swift sees only g_signal_connect_data.
 static inline gulong sb_g_signal_connect(gpointer instance, const gchar *signal,

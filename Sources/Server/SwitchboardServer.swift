@@ -19,7 +19,6 @@ public final class SwitchboardServer {
     var sockets: [ConnectionID: WebSocketConnection] = [:]
     var push: PushDispatcher?
     var tickTimer: TimerHandle?
-    var signalSources: [DispatchSourceSignal] = []
     /// Signaling latency per command (µs, receive → actions carried out), for /metrics.
     var commandTimes = LatencyWindow()
 
@@ -45,16 +44,9 @@ public final class SwitchboardServer {
         let server = try HTTPServer(loop: loop, host: config.http.host, port: config.http.port)
         http = server
         installRoutes(on: server)
-        server.webSocket(path: "/v1/ws", maxIncomingPayload: config.limits.maxMessageBytes, delegate: self)
+        server.webSocket(path: "/v1/ws", maxIncomingPayload: hub.config.hardFrameLimit + 1, delegate: self)
         for sig in [SIGINT, SIGTERM] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler { [weak self] in
-                guard let self else { return }
-                self.loop.execute { self.shutdown(signal: sig) }
-            }
-            source.resume()
-            signalSources.append(source)
+            loop.onSignal(sig) { [unowned self] in shutdown(signal: sig) }
         }
         loop.execute { [self] in
             // Deadlines that came due while the server was down fire now (call-design §4 case 14).

@@ -55,6 +55,10 @@ public struct HubConfig: Sendable, Equatable {
     public var call: CallConfig
     /// 64 KiB: a Chromium offer is ~8 KiB; the frame cap bounds memory per connection.
     public var maxMessageBytes: Int
+    /// The transport's own cap: 4 × the message limit, so a slightly oversized frame gets a
+    /// typed `messageTooLarge` error while a flood cannot make libsoup buffer megabytes per
+    /// connection.
+    public var hardFrameLimit: Int { maxMessageBytes * 4 }
     /// 50/s with a burst of 100: a call setup needs ~15 commands; candidate trickles come in
     /// bursts of ~10. A runaway client is refused, not the server slowed.
     public var commandsPerSecond: Double

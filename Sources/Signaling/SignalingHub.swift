@@ -58,6 +58,11 @@ public final class SignalingHub {
         guard var connection = connections[id] else { return [] }
         connection.lastFrameMono = time.mono
         connections[id] = connection
+        // Frames between the limit and the transport's hard cap (``HubConfig/hardFrameLimit``)
+        // get a typed error and the connection lives on; libsoup drops larger ones (1009).
+        guard text.utf8.count <= config.maxMessageBytes else {
+            return malformed(.tooLarge(limit: config.maxMessageBytes), on: id)
+        }
         switch ClientMessage.parse(text) {
         case .failure(let error):
             return malformed(error, on: id)

@@ -7,6 +7,7 @@ public enum WireError: Error, Equatable, Sendable {
     case unknownType(String)
     case invalidIdentifier(field: String)
     case sdpTooLarge
+    case tooLarge(limit: Int)
 
     public var code: String {
         switch self {
@@ -14,6 +15,7 @@ public enum WireError: Error, Equatable, Sendable {
         case .unknownType: return "unknownType"
         case .invalidIdentifier: return "invalidIdentifier"
         case .sdpTooLarge: return "sdpTooLarge"
+        case .tooLarge: return "messageTooLarge"
         }
     }
 
@@ -26,6 +28,7 @@ public enum WireError: Error, Equatable, Sendable {
         case .unknownType(let t): return "unknown message type '\(t.prefix(40))'"
         case .invalidIdentifier(let field): return "\(field) must be 1-64 characters of [A-Za-z0-9._:-]"
         case .sdpTooLarge: return "SDP larger than \(ClientMessage.maxSDPBytes) bytes"
+        case .tooLarge(let limit): return "message larger than \(limit) bytes; it was dropped"
         }
     }
 }

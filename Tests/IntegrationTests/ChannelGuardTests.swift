@@ -62,10 +62,15 @@ final class ChannelGuardTests: IntegrationCase {
         XCTAssertEqual(try alice.request("call.get", ["callID": "nope"]).code, "callNotFound")
     }
 
-    func testOversizedMessageClosesOnlyThatConnection() throws {
+    func testOversizedMessagesGetATypedErrorAndFloodsCloseOnlyThatConnection() throws {
         let server = try ServerProcess(settings: ["limits.max_message_bytes": "4096"])
         let alice = try device(server, "alice", "phone")
         alice.sendRaw("{\"v\":1,\"type\":\"ping\",\"pad\":\"\(String(repeating: "x", count: 10_000))\"}")
+        XCTAssertEqual(try alice.waitFor(type: "error").code, "messageTooLarge")
+        alice.sendRaw("{\"v\":1,\"type\":\"ping\"}")
+        XCTAssertNotNil(try alice.waitFor(type: "pong"), "the connection survives a typed error")
+        // Beyond the transport's hard cap (4 × the limit) libsoup drops the connection.
+        alice.sendRaw("{\"v\":1,\"type\":\"ping\",\"pad\":\"\(String(repeating: "x", count: 20_000))\"}")
         _ = try alice.waitForClose()
         // The server is fine: a new connection works.
         let again = try device(server, "alice", "phone")

@@ -97,11 +97,19 @@ final class ServerProcess: @unchecked Sendable {
         process = nil
     }
 
-    func stop() {
-        guard let p = process else { return }
+    /// SIGTERM, then SIGKILL if the server has not exited within 10 s (a test never hangs on
+    /// a server that ignores its shutdown; `stoppedCleanly` tells which).
+    @discardableResult
+    func stop() -> Bool {
+        guard let p = process else { return true }
         p.terminate()
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while p.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        let clean = !p.isRunning
+        if !clean { kill(p.processIdentifier, SIGKILL) }
         p.waitUntilExit()
         process = nil
+        return clean
     }
 
     func token(_ account: String, _ device: String, ttl: Int64 = 3600, now: Int64 = Int64(Date().timeIntervalSince1970)) -> String {
@@ -110,7 +118,7 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     deinit {
-        stop()
+        XCTAssertTrue(stop(), "the server exits on SIGTERM")
         try? FileManager.default.removeItem(at: dataDirectory)
     }
 }
