@@ -6,8 +6,8 @@ extension ICELiteAgent {
     /// Handles one STUN datagram from `address`.
     ///
     /// 1. Quick pre-parse of the 20-byte header (STUN module's type decoding): only Binding
-    ///    requests go further; a lite agent sends no requests, so responses and indications
-    ///    (keepalives) are dropped.
+    ///    requests go further; a lite agent sends no requests, so responses are dropped, and
+    ///    Binding indications (keepalives) are ignored without an event.
     /// 2. `stun_agent_validate` with a validater callback that finds the session by the
     ///    USERNAME "ourUfrag:theirUfrag" (RFC 8445 §7.2.2) and lends libnice its password.
     /// 3. Authenticated: ICE-CONTROLLED → 487 (a lite agent never takes the controlling role,
@@ -18,9 +18,12 @@ extension ICELiteAgent {
     /// Never traps on input: all parsing is bounds-checked by libnice.
     public func handleSTUN(_ bytes: [UInt8], from address: SocketAddress, now: Int64) -> ICEAction {
         guard bytes.count >= 20, bytes[0] & 0xC0 == 0 else { return .drop(.notSTUN) }
-        guard STUNMessageType(rawValue: UInt16(bytes[0]) << 8 | UInt16(bytes[1])) == .bindingRequest else {
-            return .drop(.notBindingRequest)
-        }
+        let type = STUNMessageType(rawValue: UInt16(bytes[0]) << 8 | UInt16(bytes[1]))
+        // Binding indications are keepalives (RFC 8445 §11, libnice sends them once READY):
+        // ignored silently, and they do not refresh consent (RFC 7675 §5.1 needs an
+        // authenticated transaction).
+        if type == .bindingIndication { return ICEAction() }
+        guard type == .bindingRequest else { return .drop(.notBindingRequest) }
         return bytes.withUnsafeBufferPointer { buffer in handleBindingRequest(buffer, from: address, now: now) }
     }
 

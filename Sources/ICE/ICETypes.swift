@@ -9,8 +9,9 @@ public struct ICESessionID: Hashable, Sendable, CustomStringConvertible {
 public enum ICERejectReason: Error, Equatable, Sendable {
     /// Not a well-formed STUN message (libnice: NOT_STUN / INCOMPLETE_STUN). Dropped.
     case notSTUN
-    /// A STUN response or indication, or a method other than Binding: the lite agent sends
-    /// no requests, so there is nothing to match. Dropped (indications are keepalives).
+    /// A STUN response, or a method other than Binding: the lite agent sends no requests,
+    /// so there is nothing to match. Dropped. (Binding indications, keepalives, are
+    /// ignored without an event.)
     case notBindingRequest
     /// USERNAME or MESSAGE-INTEGRITY missing, or FINGERPRINT missing/wrong
     /// (RFC 8489 §9.1.3, RFC 8445 §7.2.2): answered 400.

@@ -107,13 +107,13 @@ final class ICELiteAgentTests: XCTestCase {
         XCTAssertNil(agent.session(for: Fixture.client))
     }
 
-    func testResponsesAndIndicationsAreDropped() throws {
+    func testResponsesDroppedAndKeepaliveIndicationsIgnored() throws {
         let (agent, _) = try Fixture.agentWithSession()
         let success = try STUNResponses.bindingSuccess(transactionID: STUNTransactionID(high: 1, low: 2),
                                                        mappedAddress: .ipv4(address: 1, port: 2), integrityKey: [1])
         XCTAssertEqual(agent.handleSTUN(success, from: Fixture.client, now: 0), .drop(.notBindingRequest))
         let indication = try STUNMessageBuilder(type: .bindingIndication, transactionID: STUNTransactionID(high: 1, low: 3)).build(fingerprint: true)
-        XCTAssertEqual(agent.handleSTUN(indication, from: Fixture.client, now: 0), .drop(.notBindingRequest))
+        XCTAssertEqual(agent.handleSTUN(indication, from: Fixture.client, now: 0), ICEAction(), "keepalive: ignored, no event")
     }
 
     func testUnknownComprehensionRequiredAttributeGets420() throws {
