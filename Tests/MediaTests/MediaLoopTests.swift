@@ -81,6 +81,41 @@ final class MediaLoopTests: XCTestCase {
         XCTAssertTrue(eventually { loop.counters.noPathDrops == 1 })
     }
 
+    /// A client's network switch: a nominated check from a new socket moves media there;
+    /// the old address still maps to the session (it was validated) until it goes quiet.
+    func testPathChangeMovesMediaToNewAddress() throws {
+        let (loop, recorder, session) = try makeLoop()
+        defer { loop.stop() }
+        let oldClient = try TestClient()
+        let newClient = try TestClient()
+        oldClient.send(try Creds.check(useCandidate: true, transaction: 1), to: loop.localAddress)
+        XCTAssertNotNil(oldClient.receive())
+        newClient.send(try Creds.check(useCandidate: true, transaction: 2), to: loop.localAddress)
+        XCTAssertNotNil(newClient.receive())
+        XCTAssertTrue(eventually { recorder.allEvents.contains(.pathChanged(session, old: oldClient.address, new: newClient.address)) })
+        let media: [UInt8] = [0x80, 0x60, 0, 1, 0, 0, 0, 0, 0, 0, 0, 5]
+        XCTAssertTrue(loop.sync { $0.send(media, to: session) })
+        XCTAssertEqual(newClient.receive(), media)
+        XCTAssertNil(oldClient.receive(timeout: 0.2), "nothing to the old path")
+    }
+
+    /// After consent expiry (RFC 7675) the loop neither sends to nor accepts media from the
+    /// peer. The 30 s are skipped by ticking the loop's agent with a later `now`.
+    func testConsentExpiryStopsMediaBothWays() throws {
+        let (loop, recorder, session) = try makeLoop()
+        defer { loop.stop() }
+        let client = try TestClient()
+        client.send(try Creds.check(useCandidate: true, transaction: 1), to: loop.localAddress)
+        XCTAssertNotNil(client.receive())
+        XCTAssertTrue(eventually { recorder.allEvents.contains(.pathChanged(session, old: nil, new: client.address)) })
+        let expired = loop.sync { $0.ice.tick(now: MediaLoop.monotonicMilliseconds() + ICELiteAgent.consentTimeout + 1) }
+        XCTAssertEqual(expired, [.consentExpired(session)])
+        XCTAssertFalse(loop.sync { $0.send([0x80, 0x60, 0, 1], to: session) })
+        client.send([0x80, 0x60, 0, 2, 0, 0, 0, 0, 0, 0, 0, 1], to: loop.localAddress)
+        XCTAssertTrue(eventually { loop.counters.unknownPeerDrops == 1 && loop.counters.noPathDrops == 1 })
+        XCTAssertEqual(recorder.count("rtp"), 0)
+    }
+
     /// The candidate advertised in SDP uses the announced address (NAT / container) and the
     /// bound port.
     func testAnnouncedAddressAndCandidate() throws {
