@@ -95,6 +95,7 @@ public final class ICELiteAgent {
     }
 
     /// The earliest time `tick` has something to do (next consent expiry), if any.
+    /// O(sessions): for tests and idle sleeps; the media loop simply ticks every second.
     public func nextDeadline() -> Int64? {
         sessions.values.lazy.filter { !$0.expired }.map { $0.lastConsent + Self.consentTimeout }.min()
     }
@@ -103,16 +104,13 @@ public final class ICELiteAgent {
     /// (RFC 7675 §5.1). Each session is reported once; its addresses leave the 5-tuple table
     /// so no more media is accepted from or sent to it.
     public func tick(now: Int64) -> [ICEEvent] {
-        var events: [ICEEvent] = []
+        var expired: [ICESessionID] = []
         for session in sessions.values where !session.expired && now - session.lastConsent >= Self.consentTimeout {
             session.expired = true
             for address in session.validated.keys where addressTable[address] == session.id { addressTable[address] = nil }
-            events.append(.consentExpired(session.id))
+            expired.append(session.id)
         }
-        return events.sorted { lhs, rhs in
-            if case .consentExpired(let a) = lhs, case .consentExpired(let b) = rhs { return a.rawValue < b.rawValue }
-            return false
-        }
+        return expired.sorted { $0.rawValue < $1.rawValue }.map { .consentExpired($0) }
     }
 
     /// Records an authenticated check from `address`; returns the events.
