@@ -8,4 +8,17 @@
 #include <stun/stunagent.h>
 #include <stun/stunmessage.h>
 #include <stun/usages/ice.h>
+
+/* A full ICE agent in the controlling role (RFC 5245 mode), as a browser is against an
+ * ICE-lite server; regular nomination when `regular_nomination` (as Chromium does), aggressive
+ * otherwise. UPnP and ICE-TCP are switched off when the build has them (tests run on
+ * loopback). g_object_set is variadic, hence this wrapper. */
+static inline NiceAgent *sb_nice_agent_new_controlling(GMainContext *ctx, gboolean regular_nomination) {
+    NiceAgent *agent = nice_agent_new_full(ctx, NICE_COMPATIBILITY_RFC5245,
+        regular_nomination ? NICE_AGENT_OPTION_REGULAR_NOMINATION : NICE_AGENT_OPTION_NONE);
+    g_object_set(agent, "controlling-mode", TRUE, "ice-tcp", FALSE, NULL);
+    if (g_object_class_find_property(G_OBJECT_GET_CLASS(agent), "upnp"))
+        g_object_set(agent, "upnp", FALSE, NULL);
+    return agent;
+}
 #endif

@@ -1,5 +1,0 @@
-import XCTest
-
-final class ICETestsPlaceholder: XCTestCase {
-    func testModuleBuilds() {}
-}

@@ -1,5 +1,0 @@
-import XCTest
-
-final class MediaTestsPlaceholder: XCTestCase {
-    func testModuleBuilds() {}
-}
