@@ -25,10 +25,10 @@ static inline long sb_DTLSv1_get_timeout(SSL *ssl, struct timeval *out) { return
 static inline long sb_DTLSv1_handle_timeout(SSL *ssl) { return DTLSv1_handle_timeout(ssl); }
 static inline long sb_BIO_set_mem_eof_return(BIO *bio, long value) { return BIO_set_mem_eof_return(bio, value); }
 static inline EVP_PKEY *sb_EVP_EC_gen_P256(void) { return EVP_EC_gen("P-256"); }
-/* DTLS context defaults: no session cache (one association per SSL) and no MTU probing
-   (no socket behind the BIO; the MTU is set with SSL_set_mtu). */
+/* DTLS context defaults: no session cache or tickets (one association per SSL, WebRTC never
+   resumes) and no MTU probing (no socket behind the BIO; the MTU is set with SSL_set_mtu). */
 static inline void sb_SSL_CTX_dtls_defaults(SSL_CTX *ctx) {
     SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
-    SSL_CTX_set_options(ctx, SSL_OP_NO_QUERY_MTU);
+    SSL_CTX_set_options(ctx, SSL_OP_NO_QUERY_MTU | SSL_OP_NO_TICKET);
 }
 #endif

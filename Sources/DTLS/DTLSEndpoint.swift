@@ -120,7 +120,7 @@ public final class DTLSEndpoint {
         _ = sb_BIO_set_mem_eof_return(rbio, -1)
         _ = BIO_up_ref(rbio)  // keep our own reference for writes; SSL owns the other
         SSL_set_bio(ssl, rbio, wbio)
-        guard sb_SSL_set_mtu(ssl, configuration.mtu) == 1 else {
+        guard sb_SSL_set_mtu(ssl, configuration.mtu) > 0 else {  // returns the MTU, 0 when too small
             SSL_free(ssl)
             BIO_free(rbio)
             SSL_CTX_free(ctx)

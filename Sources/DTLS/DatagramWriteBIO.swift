@@ -15,7 +15,23 @@ final class DatagramCollector {
         self.mtu = mtu
     }
 
-    func append(_ record: UnsafeRawBufferPointer) {
+    /// Takes what one `BIO_write` carried: one record, or several when OpenSSL flushes a buffered
+    /// group (e.g. ChangeCipherSpec + Finished). Each record is packed separately so that no
+    /// datagram exceeds the MTU unless a single record does.
+    func append(_ written: UnsafeRawBufferPointer) {
+        var offset = 0
+        while offset < written.count {
+            var end = written.count
+            if written.count - offset >= DTLSRecordFraming.headerLength {
+                let length = Int(written[offset + 11]) << 8 | Int(written[offset + 12])
+                end = min(written.count, offset + DTLSRecordFraming.headerLength + length)
+            }
+            appendRecord(UnsafeRawBufferPointer(rebasing: written[offset..<end]))
+            offset = end
+        }
+    }
+
+    private func appendRecord(_ record: UnsafeRawBufferPointer) {
         if !current.isEmpty && current.count + record.count > mtu {
             datagrams.append(current)
             current = []
