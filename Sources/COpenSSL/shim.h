@@ -26,9 +26,11 @@ static inline long sb_DTLSv1_handle_timeout(SSL *ssl) { return DTLSv1_handle_tim
 static inline long sb_BIO_set_mem_eof_return(BIO *bio, long value) { return BIO_set_mem_eof_return(bio, value); }
 static inline EVP_PKEY *sb_EVP_EC_gen_P256(void) { return EVP_EC_gen("P-256"); }
 /* DTLS context defaults: no session cache or tickets (one association per SSL, WebRTC never
-   resumes) and no MTU probing (no socket behind the BIO; the MTU is set with SSL_set_mtu). */
+   resumes), no MTU probing (no socket behind the BIO; the MTU is set with SSL_set_mtu), and
+   record buffers released while idle (memory per connected peer). */
 static inline void sb_SSL_CTX_dtls_defaults(SSL_CTX *ctx) {
     SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
     SSL_CTX_set_options(ctx, SSL_OP_NO_QUERY_MTU | SSL_OP_NO_TICKET);
+    SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
 }
 #endif

@@ -22,21 +22,19 @@ public final class DTLSEndpoint {
         case new, handshaking, connected, closed, failed
     }
 
+    /// Settings for the convenience initialiser that builds a private `DTLSContext`.
     public struct Configuration: Sendable {
-        /// Offered/accepted `use_srtp` profiles in preference order. A server picks the first of
-        /// its own list the client offered (OpenSSL behaviour), so GCM wins when both offer both.
+        /// Offered/accepted `use_srtp` profiles in preference order (see `DTLSContext`).
         public var srtpProfiles: [DTLSSRTPProfile]
-        /// Largest datagram we send. 1200: the WebRTC convention (libwebrtc, RFC 8261 §5 style) that
-        /// fits IPv6 minimum MTU 1280 minus headers and TURN/ICE overhead.
+        /// See `DTLSEndpoint.mtu`.
         public var mtu: Int
-        /// First retransmission timeout; doubled on each retry up to 60 s (RFC 6347 §4.2.4.1).
-        /// 1000 ms is the RFC's initial value.
+        /// See `DTLSEndpoint.initialRetransmitTimeoutMilliseconds`.
         public var initialRetransmitTimeoutMilliseconds: Int
 
         public init(
             srtpProfiles: [DTLSSRTPProfile] = [.aeadAES128GCM, .aes128CMHMACSHA180],
-            mtu: Int = 1200,
-            initialRetransmitTimeoutMilliseconds: Int = 1000
+            mtu: Int = DTLSEndpoint.defaultMTU,
+            initialRetransmitTimeoutMilliseconds: Int = DTLSEndpoint.defaultInitialRetransmitTimeoutMilliseconds
         ) {
             self.srtpProfiles = srtpProfiles
             self.mtu = mtu
@@ -44,20 +42,23 @@ public final class DTLSEndpoint {
         }
     }
 
+    /// 1200 bytes: the usual WebRTC datagram budget (Pion's default DTLS MTU, the brief's limit):
+    /// fits the IPv6 minimum MTU of 1280 minus IP/UDP headers with room for TURN channel framing.
+    public static let defaultMTU = 1200
+    /// 1000 ms: RFC 6347 §4.2.4.1 initial retransmission timer.
+    public static let defaultInitialRetransmitTimeoutMilliseconds = 1000
     /// Longest retransmission interval (RFC 6347 §4.2.4.1: "at least 60 seconds").
     static let maximumRetransmitTimeoutMicroseconds: UInt32 = 60_000_000
 
-    /// OpenSSL's cipher list (RFC 8827 §6.5 mandates TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256; the
-    /// RSA suites serve a configured RSA certificate; CBC-SHA for older stacks).
-    static let cipherList = "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
-        + "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
-        + "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305:"
-        + "ECDHE-ECDSA-AES128-SHA:ECDHE-RSA-AES128-SHA"
-
     public let role: Role
-    public let configuration: Configuration
-    public let certificate: DTLSCertificate
+    public let context: DTLSContext
     public let expectedRemoteFingerprint: DTLSFingerprint?
+    /// This side's certificate (from the context).
+    public var certificate: DTLSCertificate { context.certificate }
+    /// Largest datagram this endpoint sends.
+    public let mtu: Int
+    /// First retransmission timeout; doubled per retry up to 60 s (RFC 6347 §4.2.4.1).
+    public let initialRetransmitTimeoutMilliseconds: Int
 
     public private(set) var state: State = .new
     /// SHA-256 fingerprint of the certificate the peer presented (once seen).
@@ -70,63 +71,57 @@ public final class DTLSEndpoint {
     /// Set by the verify callback when the peer certificate's digest differs from the SDP's.
     var fingerprintMismatch = false
 
-    private let context: OpaquePointer
     private let ssl: OpaquePointer
     private let readBIO: OpaquePointer
     private let collector: DatagramCollector
     private var lastNow: Int64 = 0
 
-    public init(
+    /// Creates an endpoint on a private context (tests, synthetic peers). A server with many peers
+    /// should share one `DTLSContext` through the designated initialiser.
+    public convenience init(
         role: Role,
         certificate: DTLSCertificate,
         expectedRemoteFingerprint: DTLSFingerprint?,
         configuration: Configuration = Configuration()
     ) throws(DTLSError) {
+        let context = try DTLSContext(certificate: certificate, srtpProfiles: configuration.srtpProfiles)
+        try self.init(role: role, context: context, expectedRemoteFingerprint: expectedRemoteFingerprint,
+                      mtu: configuration.mtu,
+                      initialRetransmitTimeoutMilliseconds: configuration.initialRetransmitTimeoutMilliseconds)
+    }
+
+    /// - Parameters:
+    ///   - expectedRemoteFingerprint: the peer's `a=fingerprint` from its SDP. `nil` accepts any
+    ///     certificate: only for tests and tools, never for a real peer (RFC 8827 §6.5).
+    public init(
+        role: Role,
+        context: DTLSContext,
+        expectedRemoteFingerprint: DTLSFingerprint?,
+        mtu: Int = DTLSEndpoint.defaultMTU,
+        initialRetransmitTimeoutMilliseconds: Int = DTLSEndpoint.defaultInitialRetransmitTimeoutMilliseconds
+    ) throws(DTLSError) {
         self.role = role
-        self.certificate = certificate
+        self.context = context
         self.expectedRemoteFingerprint = expectedRemoteFingerprint
-        self.configuration = configuration
-        self.collector = DatagramCollector(mtu: configuration.mtu)
-        guard !configuration.srtpProfiles.isEmpty else { throw .setupFailed("no SRTP profiles configured") }
-
-        guard let ctx = SSL_CTX_new(DTLS_method()) else { throw .setupFailed("SSL_CTX_new: \(drainOpenSSLErrors())") }
-        var ok = sb_SSL_CTX_set_dtls12_only(ctx) == 1
-        ok = ok && SSL_CTX_use_certificate(ctx, certificate.x509) == 1
-        ok = ok && SSL_CTX_use_PrivateKey(ctx, certificate.privateKey) == 1
-        ok = ok && SSL_CTX_set_cipher_list(ctx, Self.cipherList) == 1
-        // Note: returns 0 on success.
-        ok = ok && SSL_CTX_set_tlsext_use_srtp(ctx, configuration.srtpProfiles.map(\.openSSLName).joined(separator: ":")) == 0
-        guard ok else {
-            let reason = drainOpenSSLErrors()
-            SSL_CTX_free(ctx)
-            throw .setupFailed("SSL_CTX setup: \(reason)")
-        }
-        // Both sides must present a certificate (RFC 5763 §5); trust comes from the fingerprint.
-        SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, dtlsVerifyCallback)
-        // Each SSL is one association (no session resumption in WebRTC), and the MTU is fixed by
-        // us, never probed from a (non-existent) socket: SSL_SESS_CACHE_OFF, SSL_OP_NO_QUERY_MTU.
-        sb_SSL_CTX_dtls_defaults(ctx)
-
-        guard let ssl = SSL_new(ctx) else {
-            SSL_CTX_free(ctx)
+        self.mtu = mtu
+        self.initialRetransmitTimeoutMilliseconds = initialRetransmitTimeoutMilliseconds
+        self.collector = DatagramCollector(mtu: mtu)
+        guard let ssl = SSL_new(context.pointer) else {
             throw .setupFailed("SSL_new: \(drainOpenSSLErrors())")
         }
         guard let rbio = BIO_new(BIO_s_mem()), let wbio = DatagramWriteBIO.make(collector: collector) else {
             SSL_free(ssl)
-            SSL_CTX_free(ctx)
             throw .setupFailed("BIO_new")
         }
         // An empty read BIO means "no datagram yet" (retry), not end of stream.
         _ = sb_BIO_set_mem_eof_return(rbio, -1)
         _ = BIO_up_ref(rbio)  // keep our own reference for writes; SSL owns the other
         SSL_set_bio(ssl, rbio, wbio)
-        guard sb_SSL_set_mtu(ssl, configuration.mtu) > 0 else {  // returns the MTU, 0 when too small
+        guard sb_SSL_set_mtu(ssl, mtu) > 0 else {  // returns the MTU, 0 when below OpenSSL's minimum
             SSL_free(ssl)
             BIO_free(rbio)
-            SSL_CTX_free(ctx)
-            throw .setupFailed("MTU \(configuration.mtu) rejected by OpenSSL")
+            throw .setupFailed("MTU \(mtu) rejected by OpenSSL")
         }
-        self.context = ctx
         self.ssl = ssl
         self.readBIO = rbio
         _ = SSL_set_ex_data(ssl, 0, Unmanaged.passUnretained(self).toOpaque())
@@ -140,7 +135,6 @@ public final class DTLSEndpoint {
     deinit {
         SSL_free(ssl)  // frees the write BIO and SSL's reference to the read BIO
         BIO_free(readBIO)
-        SSL_CTX_free(context)
     }
 
     // MARK: - Driving.
@@ -160,7 +154,8 @@ public final class DTLSEndpoint {
         switch state {
         case .closed, .failed: return []
         case .new:
-            // A server may see ClientHello before its owner called start().
+            // A server may see ClientHello before its owner called start(); a client must start.
+            guard role == .server else { return [.dropped(.invalidState)] }
             state = .handshaking
         case .handshaking, .connected: break
         }
@@ -317,22 +312,11 @@ public final class DTLSEndpoint {
     /// Timer callback body: next retransmission interval in µs (RFC 6347 §4.2.4.1 doubling).
     func nextTimerDuration(previousMicroseconds: UInt32) -> UInt32 {
         if previousMicroseconds == 0 {
-            let initial = max(1, configuration.initialRetransmitTimeoutMilliseconds) * 1000
+            let initial = max(1, initialRetransmitTimeoutMilliseconds) * 1000
             return UInt32(clamping: min(initial, Int(Self.maximumRetransmitTimeoutMicroseconds)))
         }
         return min(previousMicroseconds &* 2, Self.maximumRetransmitTimeoutMicroseconds)
     }
-}
-
-/// Accepts self-signed certificates; rejects a leaf whose digest is not the SDP fingerprint.
-private func dtlsVerifyCallback(_ preverified: Int32, _ store: OpaquePointer?) -> Int32 {
-    guard let store,
-          let sslRaw = X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx()),
-          let endpointRaw = SSL_get_ex_data(OpaquePointer(sslRaw), 0),
-          let certificate = X509_STORE_CTX_get_current_cert(store)
-    else { return 0 }
-    let endpoint = Unmanaged<DTLSEndpoint>.fromOpaque(endpointRaw).takeUnretainedValue()
-    return endpoint.verify(certificate: certificate, depth: X509_STORE_CTX_get_error_depth(store)) ? 1 : 0
 }
 
 private func dtlsTimerCallback(_ ssl: OpaquePointer?, _ previous: UInt32) -> UInt32 {

@@ -26,6 +26,30 @@ final class DTLSHandshakeTests: XCTestCase {
                        "description redacts keys")
     }
 
+    func testSharedContextServesSeveralPeers() throws {
+        let context = try DTLSContext(certificate: TestCertificates.server)
+        var serverKeys: [[UInt8]] = []
+        for _ in 0..<3 {
+            let server = try DTLSEndpoint(role: .server, context: context,
+                                          expectedRemoteFingerprint: TestCertificates.client.sha256Fingerprint)
+            let client = try DTLSEndpoint(role: .client, certificate: TestCertificates.client,
+                                          expectedRemoteFingerprint: TestCertificates.server.sha256Fingerprint)
+            let h = DTLSTestHarness(client: client, server: server)
+            h.start()
+            let s = try XCTUnwrap(h.serverMaterial)
+            XCTAssertEqual(s.remoteKey, h.clientMaterial?.localKey)
+            serverKeys.append(s.localKey)
+        }
+        XCTAssertEqual(Set(serverKeys).count, 3, "each association has its own keys")
+    }
+
+    func testClientDropsDatagramsBeforeStart() throws {
+        let h = try makePair()
+        XCTAssertEqual(h.client.handle(datagram: [22, 0xFE, 0xFD] + [UInt8](repeating: 0, count: 10), now: 0),
+                       [.dropped(.invalidState)])
+        XCTAssertEqual(h.client.state, .new)
+    }
+
     func testClientOfferingOnlyCMNegotiatesCM() throws {
         let h = try makePair(clientConfiguration: .init(srtpProfiles: [.aes128CMHMACSHA180]))
         h.start()
