@@ -91,6 +91,97 @@ final class DTLSOpenSSLInteropTests: XCTestCase {
     }
 }
 
+extension DTLSOpenSSLInteropTests {
+    /// The other direction: our client against `openssl s_server -dtls1_2 -use_srtp`, which
+    /// prefers GCM from its own list; our close_notify ends s_server's connection.
+    func testOpenSSLSServerAcceptsOurClientWithTheSameKeys() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl") else {
+            throw XCTSkip("/usr/bin/openssl not installed")
+        }
+        let serverCert = try DTLSCertificate.generate(commonName: "s_server")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("dtls-interop-\(UInt64.random(in: 0...UInt64.max))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let certPath = dir.appendingPathComponent("server.pem"), keyPath = dir.appendingPathComponent("server.key")
+        try serverCert.pemCertificate.write(to: certPath, atomically: true, encoding: .utf8)
+        try serverCert.pemPrivateKey.write(to: keyPath, atomically: true, encoding: .utf8)
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        process.arguments = ["s_server", "-dtls1_2", "-accept", "127.0.0.1:0", "-naccept", "1",
+                             "-use_srtp", "SRTP_AEAD_AES_128_GCM:SRTP_AES128_CM_SHA1_80",
+                             "-cert", certPath.path, "-key", keyPath.path, "-verify", "1",
+                             "-keymatexport", "EXTRACTOR-dtls_srtp", "-keymatexportlen", "56", "-mtu", "1200"]
+        let output = Pipe(), input = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        process.standardInput = input  // kept open: s_server stops on stdin EOF
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+
+        var text = ""
+        var port: UInt16?
+        let deadline = DispatchTime.now().uptimeNanoseconds + 5_000_000_000
+        while port == nil && DispatchTime.now().uptimeNanoseconds < deadline {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("ACCEPT") }),
+               let p = line.split(separator: ":").last.flatMap({ UInt16($0.trimmingCharacters(in: .whitespaces)) }) {
+                port = p
+            }
+        }
+        let serverPort = try XCTUnwrap(port, text)
+
+        let socket = try UDPSocket()
+        defer { socket.close() }
+        socket.peer.sin_family = sa_family_t(AF_INET)
+        socket.peer.sin_port = serverPort.bigEndian
+        socket.peer.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let client = try DTLSEndpoint(role: .client, certificate: TestCertificates.client,
+                                      expectedRemoteFingerprint: serverCert.sha256Fingerprint)
+        var material: SRTPKeyingMaterial?
+        var failure: DTLSError?
+        func deliver(_ outputs: [DTLSOutput]) {
+            for o in outputs {
+                switch o {
+                case .send(let d): socket.send(d)
+                case .connected(let m): material = m
+                case .failed(let e): failure = e
+                case .closed, .dropped: break
+                }
+            }
+        }
+        let start = DispatchTime.now().uptimeNanoseconds
+        deliver(client.start(now: 0))
+        while material == nil && failure == nil && DispatchTime.now().uptimeNanoseconds - start < 10_000_000_000 {
+            let now = Int64((DispatchTime.now().uptimeNanoseconds - start) / 1_000_000)
+            if let (datagram, _) = socket.receive(timeoutMilliseconds: 50) {
+                deliver(client.handle(datagram: datagram, now: now))
+            } else if let t = client.nextTimeout, t <= now {
+                deliver(client.handleTimeout(now: now))
+            }
+        }
+        XCTAssertNil(failure)
+        let m = try XCTUnwrap(material)
+        XCTAssertEqual(m.profile, .aeadAES128GCM)
+        deliver(client.close(now: 0))
+        XCTAssertEqual(client.state, .closed)
+        // -naccept 1: s_server exits after this connection ends.
+        let exitDeadline = DispatchTime.now().uptimeNanoseconds + 5_000_000_000
+        while process.isRunning && DispatchTime.now().uptimeNanoseconds < exitDeadline { usleep(20_000) }
+        try? input.fileHandleForWriting.close()
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        text += String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        XCTAssertTrue(text.contains("SRTP Extension negotiated, profile=SRTP_AEAD_AES_128_GCM"), text)
+        let line = try XCTUnwrap(text.split(separator: "\n").first { $0.contains("Keying material:") }, text)
+        let hex = line.split(separator: ":").last.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        let ours = m.localKey + m.remoteKey + m.localSalt + m.remoteSalt  // client: local = client
+        XCTAssertEqual(hex.uppercased(), ours.map { String(format: "%02X", $0) }.joined())
+    }
+}
+
 /// Minimal blocking-with-timeout IPv4 UDP socket for the interop test.
 final class UDPSocket {
     let fd: Int32
