@@ -1,5 +1,0 @@
-import XCTest
-
-final class DTLSTestsPlaceholder: XCTestCase {
-    func testModuleBuilds() {}
-}

@@ -1,5 +1,0 @@
-import XCTest
-
-final class SRTPTestsPlaceholder: XCTestCase {
-    func testModuleBuilds() {}
-}
