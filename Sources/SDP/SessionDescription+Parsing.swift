@@ -7,10 +7,9 @@ extension SessionDescription {
     public init(parsing text: String) throws(SDPError) {
         var parser = SDPParser()
         var lineNumber = 0
-        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        // Swift treats CRLF as one Character, so splitting on newlines handles CRLF and LF alike.
+        for line in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
             lineNumber += 1
-            var line = rawLine
-            if line.last == "\r" { line = line.dropLast() }
             if line.isEmpty { continue }
             try parser.consume(line, lineNumber: lineNumber)
         }
