@@ -92,11 +92,16 @@ public struct SFUAnswerBuilder: Sendable {
 
         func reject(_ reason: NegotiatedSection.Rejection) -> (MediaDescription, NegotiatedSection) {
             info.rejection = reason
-            // RFC 8829 §5.3.1: a rejected section keeps its media type, proto and mid.
+            // RFC 8829 §5.3.1: a rejected section keeps its media type, proto and mid. The
+            // transport lines are kept too: aiortc 1.16 refuses any answer section without
+            // ice-ufrag/ice-pwd, a DTLS role, and (audio/video) rtcp-mux, rejected or not.
             var section = MediaDescription(
                 media: offered.media, port: 0, proto: offered.proto, formats: offered.formats,
                 connections: [Connection(address: "0.0.0.0")])
+            section.attributes += transport.transportAttributes(setup: .passive)
             section.addAttribute("mid", mid)
+            section.addAttribute(Direction.inactive.rawValue)
+            if offered.kind == .audio || offered.kind == .video { section.addAttribute("rtcp-mux") }
             return (section, info)
         }
 

@@ -79,8 +79,12 @@ public struct SFUOfferBuilder: Sendable {
                 var section = MediaDescription(
                     media: spec.kind.rawValue, port: 0, proto: "UDP/TLS/RTP/SAVPF",
                     formats: formats.isEmpty ? ["0"] : formats, connections: [Connection(address: "0.0.0.0")])
+                // Transport and codec lines kept for aiortc 1.16, which requires them in every section.
+                section.attributes += transport.transportAttributes(setup: .actpass)
                 section.addAttribute("mid", spec.mid)
                 section.addAttribute(Direction.inactive.rawValue)
+                section.addAttribute("rtcp-mux")
+                section.attributes += codecLines
                 media.append(section)
                 continue
             }

@@ -8,6 +8,11 @@ enum Fixture: String, CaseIterable {
     case chromiumGathered = "chromium-156-gathered-offer"
     case aiortc = "aiortc-1.16.0-offer"
     case firefox = "firefox-128-modelled-offer"
+    /// Answers by real stacks to ``SFUOfferBuilder``'s subscriber offer (see check-*.html/py).
+    case chromiumSubscriberAnswer = "chromium-156-subscriber-answer"
+    case aiortcSubscriberAnswer = "aiortc-1.16.0-subscriber-answer"
+
+    static let offers: [Fixture] = [.chromiumSimulcast, .chromiumGathered, .aiortc, .firefox]
 
     func text() throws -> String {
         let url = try XCTUnwrap(Bundle.module.url(forResource: rawValue, withExtension: "sdp", subdirectory: "Fixtures"))

@@ -97,7 +97,7 @@ final class MalformedSDPTests: XCTestCase {
         for fixture in Fixture.allCases {
             let text = try fixture.text()
             var lines = text.components(separatedBy: "\r\n")
-            for round in 0..<250 {
+            for round in 0..<150 {
                 var damaged = lines
                 switch round % 5 {
                 case 0:

@@ -1,3 +1,4 @@
+import Foundation
 import XCTest
 @testable import SDP
 
@@ -71,5 +72,42 @@ final class SFUOfferBuilderTests: XCTestCase {
         map.add(.init(codec: .h264, payloadType: 97))
         XCTAssertEqual(map.payload(for: 97), .rtx(.vp8))
         XCTAssertNil(map.payloadType(for: .h264).flatMap { map.payload(for: $0) == .media(.h264) ? $0 : nil })
+    }
+}
+
+extension SFUOfferBuilderTests {
+    /// Real answers from Chromium 156 and aiortc 1.16.0 to the offer of ``subscriberOffer()``
+    /// (captured with Fixtures/check-chromium.html and check-aiortc.py): they keep the server's
+    /// payload types, take the DTLS client role and receive the forwarded tracks.
+    func testRealSubscriberAnswersKeepTheServersPayloadTypes() throws {
+        for fixture in [Fixture.chromiumSubscriberAnswer, .aiortcSubscriberAnswer] {
+            let answer = try fixture.parsed()
+            try answer.validateWebRTCAttributes()
+            XCTAssertEqual(answer.media.map(\.mid), ["0", "1", "2", "3"], fixture.rawValue)
+            XCTAssertEqual(answer.media.prefix(3).map(\.direction), [.recvonly, .recvonly, .inactive], fixture.rawValue)
+            XCTAssertEqual(answer.media[3].direction, .inactive, fixture.rawValue)
+            for section in answer.media {
+                XCTAssertEqual(try answer.setup(for: section), .active, fixture.rawValue)
+            }
+            let map = try CodecMap(description: answer)
+            XCTAssertEqual(map.payloadType(for: .opus), 111, fixture.rawValue)
+            XCTAssertEqual(map.payloadType(for: .vp8), 96, fixture.rawValue)
+            XCTAssertEqual(map.rtxPayloadType(for: .vp8), 97, fixture.rawValue)
+            XCTAssertEqual(map.payloadType(for: .h264), 108, fixture.rawValue)
+            XCTAssertEqual(map.rtxPayloadType(for: .h264), 109, fixture.rawValue)
+        }
+        // Chromium rejects the stopped section; aiortc 1.16 answers it inactive on a live port.
+        XCTAssertEqual(try Fixture.chromiumSubscriberAnswer.parsed().media[3].port, 0)
+        XCTAssertEqual(try Fixture.chromiumSubscriberAnswer.parsed().bundleGroup()?.mids, ["0", "1", "2"])
+        XCTAssertEqual(try Fixture.aiortcSubscriberAnswer.parsed().bundleGroup()?.mids, ["0", "1", "2", "3"])
+    }
+
+    /// The captured answers were made for exactly this offer; if the builder's output changes,
+    /// re-run the check scripts and replace them.
+    func testCapturedAnswersMatchTheCurrentOffer() throws {
+        let page = try String(contentsOf: XCTUnwrap(Bundle.module.url(
+            forResource: "check-chromium", withExtension: "html", subdirectory: "Fixtures")), encoding: .utf8)
+        let escaped = subscriberOffer().serialized.replacingOccurrences(of: "\r\n", with: "\\n")
+        XCTAssertTrue(page.contains(escaped), "Fixtures/check-chromium.html embeds a different subscriber offer")
     }
 }
