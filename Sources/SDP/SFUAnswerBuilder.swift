@@ -53,12 +53,9 @@ public struct SFUAnswerBuilder: Sendable {
         for (index, offered) in offer.media.enumerated() {
             guard let mid = offered.mid else { throw .missingMid(sectionIndex: index) }
             guard seenMids.insert(mid).inserted else { throw .duplicateMid(mid) }
-            let result: (MediaDescription, NegotiatedSection)
-            do { result = try answerSection(offered, mid: mid, in: offer) } catch let error as SFUNegotiationError {
-                throw error
-            } catch {
-                throw .invalidSDP(error as? SDPError ?? .empty)
-            }
+            let details: OfferedSection
+            do { details = try OfferedSection(offered, in: offer) } catch { throw .invalidSDP(error) }
+            let result = try answerSection(offered, details, mid: mid)
             sections.append(result.0)
             negotiated.append(result.1)
             for entry in result.1.codecs { codecMap.add(entry) }
@@ -83,12 +80,12 @@ public struct SFUAnswerBuilder: Sendable {
     }
 
     private func answerSection(
-        _ offered: MediaDescription, mid: String, in offer: SessionDescription
-    ) throws -> (MediaDescription, NegotiatedSection) {
+        _ offered: MediaDescription, _ details: OfferedSection, mid: String
+    ) throws(SFUNegotiationError) -> (MediaDescription, NegotiatedSection) {
         var info = NegotiatedSection(
             mid: mid, media: offered.media, kind: offered.kind, direction: .inactive, rejection: nil, codecs: [],
-            headerExtensions: [:], receivedRIDs: [], remoteSSRCs: try offered.ssrcs(),
-            remoteSSRCGroups: try offered.ssrcGroups(), remoteMSID: try offered.msids().first)
+            headerExtensions: [:], receivedRIDs: [], remoteSSRCs: details.ssrcs,
+            remoteSSRCGroups: details.ssrcGroups, remoteMSID: details.msid)
 
         func reject(_ reason: NegotiatedSection.Rejection) -> (MediaDescription, NegotiatedSection) {
             info.rejection = reason
@@ -110,14 +107,12 @@ public struct SFUAnswerBuilder: Sendable {
             return reject(.unsupportedMedia)
         }
         guard offered.rtcpMux else { return reject(.noRTCPMux) }
-        guard offer.iceUfrag(for: offered) != nil, offer.icePwd(for: offered) != nil else {
-            throw SFUNegotiationError.missingICECredentials(mid: mid)
-        }
-        guard !(try offer.fingerprints(for: offered)).isEmpty else { throw SFUNegotiationError.missingFingerprint(mid: mid) }
-        if try offer.setup(for: offered) == .passive { throw SFUNegotiationError.unsupportedSetup(mid: mid) }
+        guard details.hasICECredentials else { throw .missingICECredentials(mid: mid) }
+        guard !details.fingerprints.isEmpty else { throw .missingFingerprint(mid: mid) }
+        if details.setup == .passive { throw .unsupportedSetup(mid: mid) }
 
         // Codecs: the offer's order and numbers, only those the SFU forwards.
-        let formats = try offered.payloadFormats()
+        let formats = details.formats
         var accepted: [PayloadFormat] = []
         for format in formats {
             guard let codec = codecs.first(where: { $0.kind == kind && $0.matches(format) }) else { continue }
@@ -161,7 +156,7 @@ public struct SFUAnswerBuilder: Sendable {
         section.addAttribute("mid", mid)
 
         let supportedURIs = SFUCodec.headerExtensions(for: kind)
-        for offeredExtension in try offer.headerExtensions(for: offered) {
+        for offeredExtension in details.headerExtensions {
             guard let known = offeredExtension.knownURI, supportedURIs.contains(known),
                   info.headerExtensions[known] == nil else { continue }
             // Keep the offer's id (RFC 8285 §7); an offered direction is answered mirrored.
@@ -181,10 +176,10 @@ public struct SFUAnswerBuilder: Sendable {
 
         // Simulcast (RFC 8853 §5.3): receive the offered send streams whose rids are declared
         // (RFC 8851 §10) and usable with the accepted payload types.
-        if direction.receives, let simulcast = try offered.simulcast(), !simulcast.send.isEmpty,
+        if direction.receives, let simulcast = details.simulcast, !simulcast.send.isEmpty,
            info.headerExtensions[.rid] != nil {
             let acceptedTypes = Set(info.codecs.map(\.payloadType))
-            let rids = try offered.rids().filter { $0.direction == .send }
+            let rids = details.rids.filter { $0.direction == .send }
             var ridLines: [SDPAttribute] = []
             var streams: [[Simulcast.Stream]] = []
             for alternatives in simulcast.send {
@@ -220,4 +215,32 @@ public struct SFUAnswer: Sendable, Equatable {
     public var sections: [NegotiatedSection]
 
     public var sdp: String { description.serialized }
+}
+
+/// Everything the answer reads from one offered section, parsed up front so that a malformed
+/// attribute surfaces as one ``SDPError`` with its line.
+private struct OfferedSection {
+    var hasICECredentials: Bool
+    var fingerprints: [Fingerprint]
+    var setup: DTLSSetup?
+    var formats: [PayloadFormat]
+    var headerExtensions: [HeaderExtension]
+    var simulcast: Simulcast?
+    var rids: [RIDDescription]
+    var ssrcs: [UInt32]
+    var ssrcGroups: [SSRCGroup]
+    var msid: MediaStreamID?
+
+    init(_ section: MediaDescription, in offer: SessionDescription) throws(SDPError) {
+        hasICECredentials = offer.iceUfrag(for: section) != nil && offer.icePwd(for: section) != nil
+        fingerprints = try offer.fingerprints(for: section)
+        setup = try offer.setup(for: section)
+        formats = try section.payloadFormats()
+        headerExtensions = try offer.headerExtensions(for: section)
+        simulcast = try section.simulcast()
+        rids = try section.rids()
+        ssrcs = try section.ssrcs()
+        ssrcGroups = try section.ssrcGroups()
+        msid = try section.msids().first
+    }
 }

@@ -159,4 +159,33 @@ final class SFUAnswerBuilderTests: XCTestCase {
         let noMux = try builder.answer(toOfferText: text.replacingOccurrences(of: "a=rtcp-mux\r\n", with: ""))
         XCTAssertEqual(noMux.sections.map(\.rejection), [.noRTCPMux, .noRTCPMux])
     }
+
+    /// RFC 8853 §5.3 needs the rid header extension; RFC 8851 §4: rids restricted to payload
+    /// types the answer drops are removed, the others keep only accepted types.
+    func testSimulcastNeedsRIDExtensionAndUsablePayloadTypes() throws {
+        let text = try Fixture.chromiumSimulcast.text()
+        let withoutRIDExtension = text.replacingOccurrences(of: "a=extmap:10 urn:ietf:params:rtp-hdrext:sdes:rtp-stream-id\r\n", with: "")
+        let plain = try builder.answer(toOfferText: withoutRIDExtension)
+        XCTAssertNil(try plain.description.media[1].simulcast())
+        XCTAssertEqual(plain.sections[1].receivedRIDs, [])
+
+        let restricted = text
+            .replacingOccurrences(of: "a=rid:q send\r\n", with: "a=rid:q send pt=98\r\n")
+            .replacingOccurrences(of: "a=rid:h send\r\n", with: "a=rid:h send pt=98,96;max-width=640\r\n")
+        let answer = try builder.answer(toOfferText: restricted)
+        let video = answer.description.media[1]
+        XCTAssertEqual(try video.simulcast()?.recvRIDs, ["h", "f"], "q only allowed VP9")
+        XCTAssertEqual(try video.rids(), [RIDDescription(id: "h", direction: .recv, payloadTypes: [96]),
+                                         RIDDescription(id: "f", direction: .recv)])
+    }
+
+    func testICEOptionsAndLiteAccessors() throws {
+        let text = "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\na=ice-lite\r\na=ice-options:trickle ice2\r\n"
+            + "m=audio 9 UDP/TLS/RTP/SAVPF 111\r\na=mid:a\r\n"
+        let parsed = try SessionDescription(parsing: text)
+        XCTAssertTrue(parsed.iceLite)
+        XCTAssertEqual(parsed.iceOptions(for: parsed.media[0]), ["trickle", "ice2"])
+        XCTAssertEqual(parsed.section(mid: "a")?.formats, ["111"])
+        XCTAssertFalse(try Fixture.aiortc.parsed().iceLite)
+    }
 }
