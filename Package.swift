@@ -56,7 +56,7 @@ let package = Package(
         .testTarget(name: "SignalingTests", dependencies: ["Signaling", "CallCore", "Storage", "Auth"]),
         .testTarget(name: "IntegrationTests", dependencies: ["SignalingClient", "IO", "Auth"], swiftSettings: v5),
         .testTarget(name: "ServerTests", dependencies: ["Server"], swiftSettings: v5),
-        .testTarget(name: "SDPTests", dependencies: ["SDP"]),
+        .testTarget(name: "SDPTests", dependencies: ["SDP"], resources: [.copy("Fixtures")]),
         .testTarget(name: "SFUTests", dependencies: ["SFU", "RTP"]),
         .testTarget(name: "SRTPTests", dependencies: ["SRTP"]),
         .testTarget(name: "DTLSTests", dependencies: ["DTLS", "SRTP"]),

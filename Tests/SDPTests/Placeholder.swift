@@ -1,5 +1,0 @@
-import XCTest
-
-final class SDPTestsPlaceholder: XCTestCase {
-    func testModuleBuilds() {}
-}
