@@ -118,7 +118,8 @@ extension SignalingHub {
                                        payloadHash: command.payloadHash, result: Data(resultText.utf8), processedAt: time.wall)
         var actions: [HubAction] = [.send(id, sentText)]
         actions += try commit(step, callID: callID, prior: prior, processed: processed, time: time)
-        logCommand(command, device: device, callID: callID, outcome: step.outcome)
+        logCommand(command, device: device, callID: callID, outcome: step.outcome,
+                   callAgeMs: (step.state ?? prior).map { time.wall - $0.createdAt })
         return actions
     }
 
@@ -200,13 +201,17 @@ extension SignalingHub {
         return w.finish()
     }
 
-    private func logCommand(_ command: ClientCommand, device: DeviceKey, callID: String, outcome: CallOutcome) {
+    /// One structured line per command: callID, eventID, revision, device, outcome, and the
+    /// call's age (ms since invite: time to ring, to answer, call length at hangup).
+    private func logCommand(_ command: ClientCommand, device: DeviceKey, callID: String, outcome: CallOutcome,
+                            callAgeMs: Int64?) {
         let level: LogLevel
         if case .candidate = command.kind { level = .debug } else { level = .info }
         guard log.isEnabled(level) else { return }
         var fields: [String: LogValue] = ["callID": .string(callID), "eventID": .string(command.eventID),
                                           "type": .string(command.kind.wireType), "account": .string(device.account),
                                           "device": .string(device.device)]
+        if let callAgeMs { fields["callAgeMs"] = .int(callAgeMs) }
         switch outcome {
         case .accepted(let revision): fields["status"] = "accepted"; fields["revision"] = .int(revision)
         case .unchanged: fields["status"] = "unchanged"
