@@ -19,8 +19,16 @@ public final class SwitchboardServer {
     var sockets: [ConnectionID: WebSocketConnection] = [:]
     var push: PushDispatcher?
     var tickTimer: TimerHandle?
-    /// Signaling latency per command (µs, receive → actions carried out), for /metrics.
+    /// Signaling latency per frame (µs, received → its actions carried out), for /metrics.
     var commandTimes = LatencyWindow()
+    var pendingFrames: [PendingFrame] = []
+    var flushScheduled = false
+
+    struct PendingFrame {
+        let connection: ConnectionID
+        let text: String
+        let receivedAt: Int64
+    }
 
     public init(config: ServerConfig, log: Logger) throws {
         self.config = config
@@ -77,8 +85,41 @@ public final class SwitchboardServer {
     private func scheduleTick() {
         tickTimer = loop.schedule(afterMilliseconds: 200) { [weak self] in
             guard let self else { return }
-            self.carryOut(self.hub.tick(time: self.now()))
+            self.carryOut(self.inBatch(connections: []) { self.hub.tick(time: self.now()) })
             self.scheduleTick()
+        }
+    }
+
+    /// Group commit: the frames that arrived in one pass of the event loop are handled in
+    /// one storage transaction, and nothing (no ack, no delivery) leaves before it commits.
+    /// Under light load a batch holds one frame; under load the per-commit cost is shared.
+    func flushFrames() {
+        flushScheduled = false
+        // 256: bounds the latency one batch adds to the frames behind it.
+        let batch = pendingFrames.prefix(256)
+        pendingFrames.removeFirst(batch.count)
+        if !pendingFrames.isEmpty {
+            flushScheduled = true
+            loop.execute { [weak self] in self?.flushFrames() }
+        }
+        let actions = inBatch(connections: batch.map(\.connection)) {
+            batch.flatMap { hub.received($0.text, on: $0.connection, time: now()) }
+        }
+        carryOut(actions)
+        let done = EventLoop.monotonicMicroseconds()
+        for frame in batch { commandTimes.record(done - frame.receivedAt) }
+    }
+
+    /// Runs hub work in one storage transaction. If the final commit fails, nothing was
+    /// durable: the hub forgets its cached call states and the connections involved are
+    /// closed, so their devices reconnect and retry with the same eventIDs.
+    func inBatch(connections: [ConnectionID], _ body: () -> [HubAction]) -> [HubAction] {
+        do {
+            return try store.batch(body)
+        } catch {
+            log.error("batch commit failed", ["error": .string("\(error)"), "frames": .int(Int64(connections.count))])
+            hub.discardCachedState()
+            return Set(connections).map { .close($0, code: 1011, reason: "storage failure; reconnect and retry") }
         }
     }
 
@@ -104,9 +145,12 @@ extension SwitchboardServer: WebSocketServerDelegate {
     }
 
     public func webSocket(_ connection: WebSocketConnection, didReceiveText text: String) {
-        let start = EventLoop.monotonicMicroseconds()
-        carryOut(hub.received(text, on: connection.id, time: now()))
-        commandTimes.record(EventLoop.monotonicMicroseconds() - start)
+        pendingFrames.append(PendingFrame(connection: connection.id, text: text,
+                                          receivedAt: EventLoop.monotonicMicroseconds()))
+        if !flushScheduled {
+            flushScheduled = true
+            loop.execute { [weak self] in self?.flushFrames() }
+        }
     }
 
     public func webSocket(_ connection: WebSocketConnection, didReceiveBinary data: Data) {

@@ -37,6 +37,11 @@ public final class SignalingHub {
     }
 
     public var connectionCount: Int { connections.count }
+
+    /// After a failed batch commit the cache may hold states that never became durable.
+    public func discardCachedState() {
+        callCache.removeAll()
+    }
     public var liveDeviceCount: Int { liveByDevice.count }
 
     // MARK: Connection lifecycle

@@ -33,4 +33,9 @@ public protocol CallStore: AnyObject {
     /// (with their participants and deadlines), processed events older than
     /// `eventsProcessedBefore`, and outbox entries already acknowledged; returns counts.
     func purge(terminalCallsUpdatedBefore: Int64, eventsProcessedBefore: Int64) throws -> PurgeCounts
+    /// Group commit: every `commit` inside `body` becomes durable together when `body`
+    /// returns (one transaction), or none does if the final commit fails. A step that fails
+    /// inside (e.g. `revisionConflict`) undoes only its own writes. Callers must not let
+    /// anything leave the process (acks, deliveries) until `batch` has returned.
+    func batch<T>(_ body: () throws -> T) throws -> T
 }

@@ -20,7 +20,8 @@ public final class SQLiteCallStore: CallStore, @unchecked Sendable {
     public let path: String
     static let walAutocheckpointPages = 10_000
     static let journalSizeLimitBytes = 64 * 1024 * 1024
-    private let lock = NSLock()
+    /// Recursive: a batch holds it while the steps inside take it again.
+    private let lock = NSRecursiveLock()
     private var connection: SQLiteConnection?
 
     /// Opens (creating the file and its parent directories if needed) and migrates.
@@ -55,6 +56,11 @@ public final class SQLiteCallStore: CallStore, @unchecked Sendable {
         defer { lock.unlock() }
         connection?.close()
         connection = nil
+    }
+
+    /// Group commit (see ``CallStore/batch(_:)``).
+    public func batch<T>(_ body: () throws -> T) throws -> T {
+        try locked { connection in try connection.batchTransaction(body) }
     }
 
     /// Runs `body` with the connection under the lock.

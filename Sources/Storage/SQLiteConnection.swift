@@ -8,6 +8,8 @@ final class SQLiteConnection {
     private var db: OpaquePointer?
     /// Statements prepared once per SQL text and reused (reset + clear bindings after each use).
     private var cache: [String: SQLiteStatement] = [:]
+    /// True while ``batchTransaction(_:)`` runs: step transactions become savepoints.
+    private var inBatch = false
 
     /// 5 s: far longer than any single commit here (tens of microseconds), so a second process
     /// sharing the file waits for the write lock instead of failing; short enough that a wedged
@@ -102,7 +104,21 @@ final class SQLiteConnection {
     /// BEGIN IMMEDIATE … COMMIT; ROLLBACK on any error (including a failed COMMIT).
     /// IMMEDIATE takes the write lock up front, so two connections serialize on BEGIN (waiting
     /// up to the busy timeout) instead of failing with SQLITE_BUSY when upgrading a read lock.
+    ///
+    /// Inside a batch (``batchTransaction(_:)``) it is a SAVEPOINT instead: a failed step
+    /// rolls back its own writes and the batch goes on.
     func immediateTransaction<T>(_ body: () throws -> T) throws -> T {
+        if inBatch {
+            try execute("SAVEPOINT step")
+            do {
+                let result = try body()
+                try execute("RELEASE step")
+                return result
+            } catch {
+                if let db { sqlite3_exec(db, "ROLLBACK TO step; RELEASE step", nil, nil, nil) }
+                throw error
+            }
+        }
         try execute("BEGIN IMMEDIATE")
         do {
             let result = try body()
@@ -117,7 +133,26 @@ final class SQLiteConnection {
     /// BEGIN (deferred) … COMMIT around several reads, so they see one snapshot even if another
     /// connection commits in between (https://sqlite.org/isolation.html).
     func readTransaction<T>(_ body: () throws -> T) throws -> T {
+        if inBatch { return try body() }  // already inside one transaction
         try execute("BEGIN")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            rollbackIfActive()
+            throw error
+        }
+    }
+
+    /// Group commit: one BEGIN IMMEDIATE … COMMIT around many steps, each in its own
+    /// savepoint. Under load this turns N commits (N WAL appends of the same hot pages) into
+    /// one; under light load a batch holds one step and nothing changes.
+    func batchTransaction<T>(_ body: () throws -> T) throws -> T {
+        if inBatch { return try body() }
+        try execute("BEGIN IMMEDIATE")
+        inBatch = true
+        defer { inBatch = false }
         do {
             let result = try body()
             try execute("COMMIT")
