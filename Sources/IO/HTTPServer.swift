@@ -51,7 +51,19 @@ public final class HTTPServer {
         defer { g_object_unref(UnsafeMutableRawPointer(address)) }
         guard let s = sb_soup_server_new("switchboard") else { throw IOError.bindFailed("soup_server_new") }
         var error: UnsafeMutablePointer<GError>?
-        if soup_server_listen(s, address, SoupServerListenOptions(rawValue: 0), &error) == 0 {
+        // Our own listening socket instead of soup_server_listen: libsoup's default accept
+        // backlog is 10, and a burst of thousands of devices reconnecting after a restart
+        // overflows it (SYNs dropped, 1 s client retransmits). 4096 = net.core.somaxconn.
+        let family = g_socket_address_get_family(UnsafeMutablePointer(OpaquePointer(address)))
+        guard let socket = g_socket_new(family, G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_TCP, &error) else {
+            g_object_unref(UnsafeMutableRawPointer(s))
+            throw IOError.bindFailed(Soup.consume(error).message)
+        }
+        defer { g_object_unref(UnsafeMutableRawPointer(socket)) }
+        g_socket_set_listen_backlog(socket, 4096)
+        if g_socket_bind(socket, UnsafeMutablePointer(OpaquePointer(address)), 1, &error) == 0
+            || g_socket_listen(socket, &error) == 0
+            || soup_server_listen_socket(s, socket, SoupServerListenOptions(rawValue: 0), &error) == 0 {
             g_object_unref(UnsafeMutableRawPointer(s))
             throw IOError.bindFailed(Soup.consume(error).message)
         }
