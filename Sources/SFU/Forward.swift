@@ -111,7 +111,7 @@ extension Forward {
         if elementCount != 0 {
             output[offset] = oneByte ? 0xBE : 0x10
             output[offset + 1] = oneByte ? 0xDE : 0x00
-            output[offset + 2] = UInt8(truncatingIfNeeded: extensionData / 4 >> 8)
+            output[offset + 2] = UInt8(truncatingIfNeeded: (extensionData / 4) >> 8)
             output[offset + 3] = UInt8(truncatingIfNeeded: extensionData / 4)
             offset += 4
             let end = offset + extensionData
