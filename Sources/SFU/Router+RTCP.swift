@@ -27,8 +27,8 @@ extension Router {
             case .senderReport(let report):
                 if let route = inbound[Self.key(participant, report.ssrc)], !route.isRTX {
                     route.stream.lastSenderReport = (NTPTime(raw: report.ntpTimestamp).middle32, now)
-                    route.stream.rtpAnchor = (report.rtpTimestamp, now)
-                    route.stream.anchorFromSenderReport = true
+                    route.stream.hot.rtpAnchor = (report.rtpTimestamp, now)
+                    route.stream.hot.anchorFromSenderReport = true
                 }
                 consume(report.reportBlocks, from: state, ntp: ntp)
             case .receiverReport(let report):
@@ -80,9 +80,8 @@ extension Router {
         }
         subscription.keyframeRequestsReceived += 1
         let track = subscription.track
-        guard track.kind == .video else { return }
-        let layer = subscription.waitingForKeyframe || subscription.currentLayer == nil
-            ? subscription.targetLayer : (subscription.currentLayer ?? subscription.targetLayer)
+        guard track.kind == .video, let slot = subscription.slot else { return }
+        let layer = slot.waitingForKeyframe || slot.currentLayer == nil ? slot.targetLayer : (slot.currentLayer ?? slot.targetLayer)
         requestKeyframe(publisher: track.publisher, stream: track.streams[layer])
     }
 
@@ -158,20 +157,22 @@ extension Router {
     func makeReports(for state: ParticipantState, now: Int64, ntp: NTPTime) -> [RTCPPacket] {
         var packets: [RTCPPacket] = []
         var chunks: [RTCPSourceDescription.Chunk] = []
-        let sending = state.subscriptions.values.filter { $0.packetsSent > 0 }.sorted { $0.outgoingSSRC < $1.outgoingSSRC }
-        for subscription in sending {
-            packets.append(.senderReport(senderReport(for: subscription, now: now, ntp: ntp)))
+        let sending = state.subscriptions.values.compactMap { subscription in
+            subscription.slot.flatMap { $0.packetsSent > 0 ? (subscription, $0) : nil }
+        }.sorted { $0.0.outgoingSSRC < $1.0.outgoingSSRC }
+        for (subscription, slot) in sending {
+            packets.append(.senderReport(senderReport(for: slot, of: subscription.track, now: now, ntp: ntp)))
             let cname = participants[subscription.track.publisher]?.description.cname ?? ""
             chunks.append(.init(ssrc: subscription.outgoingSSRC, items: [.init(type: 1, value: Array(cname.utf8.prefix(255)))]))
         }
         var blocks: [RTCPReportBlock] = []
         for trackID in state.publishOrder {
             guard let track = state.published[trackID] else { continue }
-            for stream in track.streams where stream.packets > 0 {
+            for stream in track.streams where stream.hot.packets > 0 {
                 guard let ssrc = stream.ssrc else { continue }
                 let lsr = stream.lastSenderReport
                 let dlsr = lsr.map { CompactNTP.fromMicroseconds(now - $0.arrival) } ?? 0
-                blocks.append(stream.reception.makeReportBlock(ssrc: ssrc, lastSenderReport: lsr?.middle ?? 0, delaySinceLastSenderReport: dlsr))
+                blocks.append(stream.hot.reception.makeReportBlock(ssrc: ssrc, lastSenderReport: lsr?.middle ?? 0, delaySinceLastSenderReport: dlsr))
             }
         }
         // RFC 3550 §6.4: at most 31 report blocks per packet; more go in further RRs.
@@ -196,22 +197,20 @@ extension Router {
     /// RFC 3550 §6.4.1 SR for an outgoing SSRC: NTP = wall clock; RTP timestamp = the source's
     /// RTP time now (from its anchor: the publisher's last SR, else the last packet),
     /// mapped through this subscription's current timestamp offset.
-    func senderReport(for subscription: Subscription, now: Int64, ntp: NTPTime) -> RTCPSenderReport {
-        let offset = subscription.lastOutputTimestamp &- subscription.lastInputTimestamp
-        var sourceNow = subscription.lastInputTimestamp
-        var anchorAt = subscription.lastForwardAt ?? now
-        let track = subscription.track
-        if let layer = subscription.currentLayer, layer < track.streams.count, let anchor = track.streams[layer].rtpAnchor {
+    func senderReport(for slot: ForwardingSlot, of track: PublishedTrack, now: Int64, ntp: NTPTime) -> RTCPSenderReport {
+        let offset = slot.lastOutputTimestamp &- slot.lastInputTimestamp
+        var sourceNow = slot.lastInputTimestamp
+        var anchorAt = slot.lastForwardAt ?? now
+        if let layer = slot.currentLayer, layer < track.streams.count, let anchor = track.streams[layer].hot.rtpAnchor {
             sourceNow = anchor.rtp
             anchorAt = anchor.at
         }
-        let payloadType = track.description.codecs.first?.payloadType ?? 0
-        let clockRate = Int64(track.clockRates[Int(payloadType)])
+        let clockRate = Int64(track.description.codecs.first?.clockRate ?? 0)
         let elapsed = now - anchorAt
         let advance = elapsed * clockRate / 1_000_000
         let rtp = sourceNow &+ UInt32(truncatingIfNeeded: advance) &+ offset
         return RTCPSenderReport(
-            ssrc: subscription.outgoingSSRC, ntpTimestamp: ntp.raw, rtpTimestamp: rtp,
-            packetCount: subscription.packetsSent, octetCount: subscription.octetsSent)
+            ssrc: slot.outgoingSSRC, ntpTimestamp: ntp.raw, rtpTimestamp: rtp,
+            packetCount: slot.packetsSent, octetCount: slot.octetsSent)
     }
 }

@@ -45,70 +45,31 @@ extension Router {
             return .retransmission
         }
         let payloadType = view.payloadType
-        let clockRate = track.clockRates[Int(payloadType)]
-        guard clockRate != 0 else {
+        let payload = track.payloads[Int(payloadType)]
+        guard payload.clockRate != 0 else {
             track.droppedUnknownPayloadType += 1
             return .unknownPayloadType
         }
-        stream.reception.record(seq: view.sequenceNumber, rtpTimestamp: view.timestamp, arrival: now, clockRate: Int(clockRate))
-        stream.packets += 1
-        stream.bytes += UInt64(packet.count)
-        if !stream.anchorFromSenderReport { stream.rtpAnchor = (view.timestamp, now) }
-        let detector = track.detectors[Int(payloadType)]
-        let isKeyframe = detector.isKeyframeStart(view.payload)
-        if isKeyframe {
-            stream.keyframes += 1
-            stream.keyframeRequests.pending = false  // the keyframe answers any waiting request
-        }
+        let isKeyframe = payload.detector != .none && payload.detector.isKeyframeStart(view.payload)
+        stream.hot.record(
+            seq: view.sequenceNumber, timestamp: view.timestamp, now: now, clockRate: payload.clockRate,
+            length: packet.count, isKeyframe: isKeyframe)
+        if isKeyframe { stream.keyframeRequests.pending = false }  // the keyframe answers any waiting request
         guard !track.muted else {
             track.droppedMuted += 1
             return .muted
         }
         batch.reset(source: view)
-        let layer = stream.layer
-        let canSwitch = isKeyframe || detector == .none
-        let payloadOctets = UInt32(truncatingIfNeeded: view.payloadRange.count)
-        for subscription in track.subscriptions {
-            // Layer selection: forward the current layer; move to the target layer at its keyframe.
-            if subscription.currentLayer == layer, !subscription.waitingForKeyframe || canSwitch {
-                subscription.waitingForKeyframe = false
-            } else if subscription.targetLayer == layer, canSwitch {
-                if subscription.currentLayer != nil { subscription.layerSwitches += 1 }
-                subscription.currentLayer = layer
-                subscription.waitingForKeyframe = false
-            } else {
-                subscription.droppedOtherLayer += 1
-                continue
+        let facts = PacketFacts(
+            ssrc: ssrc, sequenceNumber: view.sequenceNumber, timestamp: view.timestamp, layer: stream.layer,
+            codecIndex: payload.codecIndex, clockRate: payload.clockRate,
+            canSwitch: isKeyframe || payload.detector == .none,
+            payloadOctets: UInt32(truncatingIfNeeded: view.payloadRange.count), length: packet.count, now: now)
+        // One exclusive access to all subscribers' hot state.
+        track.slots.withUnsafeMutableBufferPointer { slots in
+            for index in slots.indices {
+                if let forward = slots[index].forward(facts) { batch.append(forward) }
             }
-            let outputType = subscription.payloadTypes[Int(payloadType)]
-            guard outputType != 0xFF else {
-                subscription.droppedNoCodec += 1
-                continue
-            }
-            var gap: UInt32 = 1
-            if subscription.currentSource != ssrc || subscription.needsResync {
-                subscription.currentSource = ssrc
-                subscription.needsResync = false
-                subscription.sourceEpoch &+= 1
-                if let last = subscription.lastForwardAt {
-                    let elapsed = max(now - last, 0)
-                    gap = UInt32(truncatingIfNeeded: max(elapsed * Int64(clockRate) / 1_000_000, 1))
-                }
-            }
-            guard let sequenceNumber = subscription.sequence.rewrite(view.sequenceNumber, source: subscription.sourceEpoch) else {
-                subscription.droppedLate += 1
-                continue
-            }
-            let timestamp = subscription.timestamps.rewrite(view.timestamp, source: subscription.sourceEpoch, switchGap: gap)
-            subscription.lastForwardAt = now
-            subscription.lastInputTimestamp = view.timestamp
-            subscription.lastOutputTimestamp = timestamp
-            subscription.packetsSent &+= 1
-            subscription.octetsSent &+= payloadOctets
-            subscription.bytesSent &+= UInt64(packet.count)
-            batch.append(Forward(
-                subscriber: subscription.subscriber, ssrc: subscription.outgoingSSRC, sequenceNumber: sequenceNumber,
-                timestamp: timestamp, payloadType: outputType, extensions: subscription.extensions))
         }
         return .forwarded
     }

@@ -86,17 +86,16 @@ public final class Router {
             track.description = description
             let fresh = PublishedTrack(publisher: participant, description: description)
             track.streams = fresh.streams
-            track.clockRates = fresh.clockRates
-            track.detectors = fresh.detectors
+            track.payloads = fresh.payloads
             route(track, of: state)
-            for subscription in track.subscriptions {
-                subscription.targetLayer = min(subscription.targetLayer, track.highestLayer)
+            for index in track.slots.indices {
+                track.slots[index].targetLayer = min(track.slots[index].targetLayer, track.highestLayer)
                 if track.kind == .video {
-                    subscription.currentLayer = nil
-                    subscription.waitingForKeyframe = true
-                    requestKeyframe(publisher: participant, stream: track.streams[subscription.targetLayer])
+                    track.slots[index].currentLayer = nil
+                    track.slots[index].waitingForKeyframe = true
+                    requestKeyframe(publisher: participant, stream: track.streams[track.slots[index].targetLayer])
                 }
-                configure(subscription, subscriber: participants[subscription.subscriber])
+                configure(&track.slots[index], track: track, subscriber: participants[track.slots[index].subscriber])
             }
             return
         }
@@ -124,11 +123,11 @@ public final class Router {
         guard track.muted != muted else { return }
         track.muted = muted
         guard !muted else { return }
-        for subscription in track.subscriptions {
-            subscription.needsResync = true
+        for index in track.slots.indices {
+            track.slots[index].needsResync = true
             if track.kind == .video {
-                subscription.waitingForKeyframe = true
-                requestKeyframe(publisher: participant, stream: track.streams[subscription.targetLayer])
+                track.slots[index].waitingForKeyframe = true
+                requestKeyframe(publisher: participant, stream: track.streams[track.slots[index].targetLayer])
             }
         }
     }
@@ -139,10 +138,10 @@ public final class Router {
     /// switch happens at the next keyframe of that layer, which is requested now.
     public func setTargetLayer(subscriber: ParticipantID, publisher: ParticipantID, track trackID: TrackID, layer: Int) throws(SFUError) {
         let subscription = try findSubscription(subscriber: subscriber, publisher: publisher, track: trackID)
-        guard layer >= 0, layer <= subscription.track.highestLayer else { throw .badLayer }
-        guard subscription.targetLayer != layer else { return }
-        subscription.targetLayer = layer
-        if subscription.currentLayer != layer, subscription.track.kind == .video {
+        guard layer >= 0, layer <= subscription.track.highestLayer, let slot = subscription.slot else { throw .badLayer }
+        guard slot.targetLayer != layer else { return }
+        subscription.updateSlot { $0.targetLayer = layer }
+        if slot.currentLayer != layer, subscription.track.kind == .video {
             requestKeyframe(publisher: publisher, stream: subscription.track.streams[layer])
         }
     }
@@ -151,7 +150,7 @@ public final class Router {
     public func setMid(_ mid: String, subscriber: ParticipantID, publisher: ParticipantID, track trackID: TrackID) throws(SFUError) {
         let subscription = try findSubscription(subscriber: subscriber, publisher: publisher, track: trackID)
         guard let value = InlineBytes16(Array(mid.utf8)) else { throw .badCodec }
-        subscription.extensions.midValue = value
+        subscription.updateSlot { $0.extensions.midValue = value }
     }
 
     /// What `subscriber` receives (for its SDP: outgoing SSRCs and payload types).
@@ -164,9 +163,9 @@ public final class Router {
                     publisher: subscription.track.publisher, track: subscription.track.description.id,
                     kind: subscription.track.kind, ssrc: subscription.outgoingSSRC, rtxSSRC: subscription.outgoingRTXSSRC,
                     cname: participants[subscription.track.publisher]?.description.cname ?? "",
-                    payloadTypes: subscription.track.description.codecs.compactMap { codec in
-                        let mapped = subscription.payloadTypes[Int(codec.payloadType)]
-                        return mapped == 0xFF ? nil : mapped
+                    payloadTypes: subscription.track.description.codecs.indices.compactMap { index in
+                        guard index < 16, let mapped = subscription.slot?.payloadTypes[index], mapped & 0x80 != 0 else { return nil }
+                        return mapped & 0x7F
                     })
             }
     }
@@ -187,34 +186,36 @@ public final class Router {
         let rtx = ssrcs.next(avoiding: subscriber.usedSSRCs)
         subscriber.usedSSRCs.insert(rtx)
         let subscription = Subscription(subscriber: subscriber.id, track: track, outgoingSSRC: ssrc, outgoingRTXSSRC: rtx)
-        configure(subscription, subscriber: subscriber)
+        var slot = ForwardingSlot(subscriber: subscriber.id, outgoingSSRC: ssrc, kind: track.kind, highestLayer: track.highestLayer)
+        configure(&slot, track: track, subscriber: subscriber)
         subscriber.subscriptions[ssrc] = subscription
         track.subscriptions.append(subscription)
+        track.slots.append(slot)
         if track.kind == .video {
-            requestKeyframe(publisher: track.publisher, stream: track.streams[subscription.targetLayer])
+            requestKeyframe(publisher: track.publisher, stream: track.streams[slot.targetLayer])
         }
     }
 
     /// Payload type and extension mapping from the publisher's track to the subscriber.
-    func configure(_ subscription: Subscription, subscriber: ParticipantState?) {
+    /// Codecs past the 16th of a track are not mapped (their packets are dropped, counted).
+    func configure(_ slot: inout ForwardingSlot, track: PublishedTrack, subscriber: ParticipantState?) {
         guard let subscriber else { return }
-        let track = subscription.track
-        subscription.payloadTypes = Array(repeating: 0xFF, count: 128)
-        for codec in track.description.codecs {
+        slot.payloadTypes = .zeros16
+        for (index, codec) in track.description.codecs.enumerated() where index < 16 {
             if let match = subscriber.description.receiveCodecs.first(where: { $0.matches(codec) }), match.payloadType < 128 {
-                subscription.payloadTypes[Int(codec.payloadType)] = match.payloadType
+                slot.payloadTypes.set(index, match.payloadType | 0x80)
             }
         }
         let source = track.description.extensions
         let target = subscriber.description.receiveExtensions
-        var rewrite = subscription.extensions
+        var rewrite = slot.extensions
         rewrite.sourceAudioLevel = source.audioLevel
         rewrite.sourceAbsSendTime = source.absSendTime
         rewrite.audioLevel = source.audioLevel == 0 ? 0 : target.audioLevel
         rewrite.absSendTime = source.absSendTime == 0 ? 0 : target.absSendTime
         rewrite.mid = target.mid
         rewrite.transportCC = target.transportCC
-        subscription.extensions = rewrite
+        slot.extensions = rewrite
     }
 
     func route(_ track: PublishedTrack, of state: ParticipantState) {
@@ -253,10 +254,11 @@ public final class Router {
         subscriber.subscriptions[subscription.outgoingSSRC] = nil
         subscriber.usedSSRCs.remove(subscription.outgoingSSRC)
         subscriber.usedSSRCs.remove(subscription.outgoingRTXSSRC)
-        if sendBye, subscription.packetsSent > 0 {
+        if sendBye, let slot = subscription.slot, slot.packetsSent > 0 {
             subscriber.outbox.append(.goodbye(RTCPGoodbye(ssrcs: [subscription.outgoingSSRC])))
         }
         subscription.track.subscriptions.removeAll { $0 === subscription }
+        subscription.track.slots.removeAll { $0.outgoingSSRC == subscription.outgoingSSRC }
     }
 
     /// Marks a keyframe request for `stream`; sent by the next `tick`/`handleRTCP` allowed by

@@ -13,22 +13,36 @@ struct KeyframeRequestState {
     var sent = 0
 }
 
+/// The per-packet part of a received stream, mutated with one access per packet.
+struct StreamHotState {
+    var reception = ReceptionStats()
+    var packets: UInt64 = 0
+    var bytes: UInt64 = 0
+    var keyframes: UInt64 = 0
+    /// Source RTP time at a local instant: from the last SR, else from the last packet.
+    var rtpAnchor: (rtp: UInt32, at: Int64)?
+    var anchorFromSenderReport = false
+
+    @inline(__always)
+    mutating func record(seq: UInt16, timestamp: UInt32, now: Int64, clockRate: UInt32, length: Int, isKeyframe: Bool) {
+        reception.record(seq: seq, rtpTimestamp: timestamp, arrival: now, clockRate: Int(clockRate))
+        packets &+= 1
+        bytes &+= UInt64(length)
+        if isKeyframe { keyframes &+= 1 }
+        if !anchorFromSenderReport { rtpAnchor = (timestamp, now) }
+    }
+}
+
 /// One received RTP stream (a track's only stream, or one simulcast layer).
 final class InboundStream {
     let layer: Int
     var ssrc: UInt32?
     var rtxSSRC: UInt32?
     let rid: String?
-    var reception = ReceptionStats()
-    var packets: UInt64 = 0
-    var bytes: UInt64 = 0
+    var hot = StreamHotState()
     var rtxPackets: UInt64 = 0
-    var keyframes: UInt64 = 0
     /// Publisher SR: NTP middle 32 bits and our arrival time (for LSR/DLSR).
     var lastSenderReport: (middle: UInt32, arrival: Int64)?
-    /// Source RTP time at a local instant: from the last SR, else from the last packet.
-    var rtpAnchor: (rtp: UInt32, at: Int64)?
-    var anchorFromSenderReport = false
     var keyframeRequests = KeyframeRequestState()
 
     init(layer: Int, description: StreamDescription) {
@@ -39,15 +53,24 @@ final class InboundStream {
     }
 }
 
+/// What a payload type of a track means (indexed by payload type).
+struct PayloadInfo {
+    /// 0 = not a payload type of this track.
+    var clockRate: UInt32 = 0
+    var detector: KeyframeDetector = .none
+    /// Index into the track's codec list (subscriber mapping key).
+    var codecIndex: Int = 0
+}
+
 /// A published track with its subscribers.
 final class PublishedTrack {
     let publisher: ParticipantID
     var description: TrackDescription
     var streams: [InboundStream]
     var muted = false
-    /// Clock rate per payload type (0 = not a payload type of this track).
-    var clockRates: [UInt32]
-    var detectors: [KeyframeDetector]
+    var payloads: [PayloadInfo]
+    /// Hot per-subscriber state, same order as `subscriptions`.
+    var slots: ContiguousArray<ForwardingSlot> = []
     var subscriptions: [Subscription] = []
     var droppedUnknownPayloadType: UInt64 = 0
     var droppedMuted: UInt64 = 0
@@ -56,48 +79,34 @@ final class PublishedTrack {
         self.publisher = publisher
         self.description = description
         streams = description.layers.enumerated().map { InboundStream(layer: $0.offset, description: $0.element) }
-        clockRates = Array(repeating: 0, count: 128)
-        detectors = Array(repeating: .none, count: 128)
-        for codec in description.codecs {
-            clockRates[Int(codec.payloadType)] = codec.clockRate
-            detectors[Int(codec.payloadType)] = description.kind == .video ? KeyframeDetector(codecName: codec.name) : .none
+        payloads = Self.payloads(for: description)
+    }
+
+    static func payloads(for description: TrackDescription) -> [PayloadInfo] {
+        var payloads = Array(repeating: PayloadInfo(), count: 128)
+        for (index, codec) in description.codecs.enumerated() where codec.payloadType < 128 {
+            payloads[Int(codec.payloadType)] = PayloadInfo(
+                clockRate: codec.clockRate,
+                detector: description.kind == .video ? KeyframeDetector(codecName: codec.name) : .none,
+                codecIndex: index)
         }
+        return payloads
     }
 
     var kind: MediaKind { description.kind }
     var highestLayer: Int { streams.count - 1 }
+
+    func slotIndex(_ outgoingSSRC: UInt32) -> Int? { slots.firstIndex { $0.outgoingSSRC == outgoingSSRC } }
 }
 
-/// One subscriber receiving one published track.
+/// Control-path side of one subscriber receiving one track (the per-packet side is its
+/// `ForwardingSlot` in the track).
 final class Subscription {
     let subscriber: ParticipantID
     unowned let track: PublishedTrack
     let outgoingSSRC: UInt32
     /// Reserved for RTX towards this subscriber (issue 4).
     let outgoingRTXSSRC: UInt32
-    /// Publisher payload type → subscriber payload type (0xFF = no common codec).
-    var payloadTypes: [UInt8]
-    var extensions: ExtensionRewrite
-    var targetLayer: Int
-    /// Layer being forwarded; nil until the first (key)frame of the target layer.
-    var currentLayer: Int?
-    var waitingForKeyframe: Bool
-    /// Forces the next forwarded packet to continue the output sequence (after mute/resume).
-    var needsResync = false
-    var sourceEpoch: UInt32 = 0
-    var currentSource: UInt32?
-    var sequence = SequenceRewriter()
-    var timestamps = TimestampRewriter()
-    var lastForwardAt: Int64?
-    var lastInputTimestamp: UInt32 = 0
-    var lastOutputTimestamp: UInt32 = 0
-    var packetsSent: UInt32 = 0
-    var octetsSent: UInt32 = 0
-    var bytesSent: UInt64 = 0
-    var droppedNoCodec: UInt64 = 0
-    var droppedOtherLayer: UInt64 = 0
-    var droppedLate: UInt64 = 0
-    var layerSwitches: UInt64 = 0
     var nackedPackets: UInt64 = 0
     var keyframeRequestsReceived: UInt64 = 0
     var remoteReport: RTCPReportBlock?
@@ -108,11 +117,15 @@ final class Subscription {
         self.track = track
         self.outgoingSSRC = outgoingSSRC
         self.outgoingRTXSSRC = outgoingRTXSSRC
-        payloadTypes = Array(repeating: 0xFF, count: 128)
-        extensions = ExtensionRewrite()
-        targetLayer = track.highestLayer
-        waitingForKeyframe = track.kind == .video
-        if track.kind == .audio { currentLayer = 0 }
+    }
+
+    /// A copy of the hot state (nil only if the slot was already removed).
+    var slot: ForwardingSlot? { track.slotIndex(outgoingSSRC).map { track.slots[$0] } }
+
+    /// Mutates the hot state in place.
+    func updateSlot(_ body: (inout ForwardingSlot) -> Void) {
+        guard let index = track.slotIndex(outgoingSSRC) else { return }
+        body(&track.slots[index])
     }
 }
 

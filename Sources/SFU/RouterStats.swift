@@ -97,9 +97,9 @@ extension Router {
             publisher: publisher, track: trackID, kind: track.kind, muted: track.muted,
             streams: track.streams.map { stream in
                 InboundStreamStats(
-                    layer: stream.layer, ssrc: stream.ssrc, rid: stream.rid, packets: stream.packets, bytes: stream.bytes,
-                    rtxPackets: stream.rtxPackets, keyframes: stream.keyframes,
-                    cumulativeLost: stream.reception.cumulativeLost, jitter: stream.reception.jitter,
+                    layer: stream.layer, ssrc: stream.ssrc, rid: stream.rid, packets: stream.hot.packets, bytes: stream.hot.bytes,
+                    rtxPackets: stream.rtxPackets, keyframes: stream.hot.keyframes,
+                    cumulativeLost: stream.hot.reception.cumulativeLost, jitter: stream.hot.reception.jitter,
                     keyframeRequestsAsked: stream.keyframeRequests.requested, keyframeRequestsSent: stream.keyframeRequests.sent)
             },
             droppedUnknownPayloadType: track.droppedUnknownPayloadType, droppedMuted: track.droppedMuted,
@@ -107,13 +107,14 @@ extension Router {
     }
 
     public func subscriptionStats(subscriber: ParticipantID, publisher: ParticipantID, track trackID: TrackID) -> SubscriptionStats? {
-        guard let subscription = try? findSubscription(subscriber: subscriber, publisher: publisher, track: trackID) else { return nil }
+        guard let subscription = try? findSubscription(subscriber: subscriber, publisher: publisher, track: trackID),
+              let slot = subscription.slot else { return nil }
         return SubscriptionStats(
             subscriber: subscriber, publisher: publisher, track: trackID, ssrc: subscription.outgoingSSRC,
-            packetsSent: subscription.packetsSent, bytesSent: subscription.bytesSent,
-            currentLayer: subscription.currentLayer, targetLayer: subscription.targetLayer,
-            layerSwitches: subscription.layerSwitches, droppedNoCodec: subscription.droppedNoCodec,
-            droppedOtherLayer: subscription.droppedOtherLayer, droppedLate: subscription.droppedLate,
+            packetsSent: slot.packetsSent, bytesSent: slot.bytesSent,
+            currentLayer: slot.currentLayer, targetLayer: slot.targetLayer,
+            layerSwitches: slot.layerSwitches, droppedNoCodec: slot.droppedNoCodec,
+            droppedOtherLayer: slot.droppedOtherLayer, droppedLate: slot.droppedLate,
             nackedPackets: subscription.nackedPackets, keyframeRequestsReceived: subscription.keyframeRequestsReceived,
             remoteFractionLost: subscription.remoteReport?.fractionLost,
             remoteCumulativeLost: subscription.remoteReport?.cumulativeLost,
