@@ -77,6 +77,9 @@ extension Forward {
         let rewrite = extensions
         let tccID = transportSequenceNumber == nil ? 0 : rewrite.transportCC
         let midID = rewrite.midValue.count == 0 ? 0 : rewrite.mid
+        if let written = try writeOneByteFast(packet, into: output, midID: midID, tccID: tccID, transportSequenceNumber: transportSequenceNumber ?? 0) {
+            return written
+        }
         // Pass 1: size the extension block and choose the RFC 8285 form.
         var elementCount = 0
         var valueBytes = 0
@@ -148,6 +151,76 @@ extension Forward {
                 output[offset] = 0
                 offset += 1
             }
+        }
+        if tailCount > 0 {
+            UnsafeMutableRawBufferPointer(rebasing: output[offset..<(offset + tailCount)])
+                .copyMemory(from: UnsafeRawBufferPointer(rebasing: input[tailStart...]))
+        }
+        return offset + tailCount
+    }
+
+    /// Single-pass writer for the common case: the input uses the RFC 8285 one-byte form (or
+    /// has no extension) and every subscriber id fits it (≤ 14). Nil when not applicable.
+    @inline(__always)
+    private func writeOneByteFast(_ packet: RTPPacketView, into output: UnsafeMutableRawBufferPointer, midID: UInt8, tccID: UInt8, transportSequenceNumber: UInt16) throws(RTPError) -> Int? {
+        let rewrite = extensions
+        guard rewrite.audioLevel <= 14, rewrite.absSendTime <= 14, midID <= 14, tccID <= 14 else { return nil }
+        let input = packet.buffer
+        let source = packet.extensionDataRange
+        guard source.isEmpty || packet.extensionProfile == 0xBEDE else { return nil }
+        let csrcBytes = 4 * packet.csrcCount
+        let tailStart = packet.payloadRange.lowerBound
+        let tailCount = input.count - tailStart
+        // Upper bound of the output: mapped elements are never longer than the input ones.
+        let maxExtension = source.count + 4 + (midID == 0 ? 0 : 1 + rewrite.midValue.count) + (tccID == 0 ? 0 : 3) + 3
+        guard output.count >= 12 + csrcBytes + maxExtension + tailCount else { return nil }
+        output[1] = (input[1] & 0x80) | (payloadType & 0x7F)
+        output[2] = UInt8(truncatingIfNeeded: sequenceNumber >> 8)
+        output[3] = UInt8(truncatingIfNeeded: sequenceNumber)
+        store32(timestamp, output, 4)
+        store32(ssrc, output, 8)
+        var offset = 12
+        for index in 0..<csrcBytes { output[offset + index] = input[12 + index] }
+        offset += csrcBytes
+        let blockStart = offset
+        offset += 4
+        var position = source.lowerBound
+        while position < source.upperBound {
+            let first = input[position]
+            if first == 0 { position += 1; continue }
+            let id = first >> 4
+            if id == 15 { break }
+            let length = Int(first & 0x0F) + 1
+            let target: UInt8 = id == rewrite.sourceAudioLevel ? rewrite.audioLevel : id == rewrite.sourceAbsSendTime ? rewrite.absSendTime : 0
+            if target != 0 {
+                output[offset] = target << 4 | (first & 0x0F)
+                for index in 1...length { output[offset + index] = input[position + index] }
+                offset += 1 + length
+            }
+            position += 1 + length
+        }
+        if midID != 0 {
+            output[offset] = midID << 4 | UInt8(rewrite.midValue.count - 1)
+            for index in 0..<rewrite.midValue.count { output[offset + 1 + index] = rewrite.midValue[index] }
+            offset += 1 + rewrite.midValue.count
+        }
+        if tccID != 0 {
+            output[offset] = tccID << 4 | 1
+            output[offset + 1] = UInt8(truncatingIfNeeded: transportSequenceNumber >> 8)
+            output[offset + 2] = UInt8(truncatingIfNeeded: transportSequenceNumber)
+            offset += 3
+        }
+        if offset == blockStart + 4 {
+            offset = blockStart  // nothing to carry: no extension block
+            output[0] = input[0] & 0xEF
+        } else {
+            while (offset - blockStart) % 4 != 0 { output[offset] = 0; offset += 1 }
+            let words = (offset - blockStart - 4) / 4
+            output[blockStart] = 0xBE
+            output[blockStart + 1] = 0xDE
+            output[blockStart + 2] = UInt8(truncatingIfNeeded: words >> 8)
+            output[blockStart + 3] = UInt8(truncatingIfNeeded: words)
+            output[0] = input[0] | 0x10
         }
         if tailCount > 0 {
             UnsafeMutableRawBufferPointer(rebasing: output[offset..<(offset + tailCount)])

@@ -72,6 +72,21 @@ final class ForwardingTests: XCTestCase {
         XCTAssertEqual(out.first?.extensions, [20: [0x7F]])
     }
 
+    func testTwoByteInputIsRewrittenLikeOneByteInput() throws {
+        let router = makeRouter()
+        try router.join(alice, room: room, description: receiver("a"), now: 0)
+        try router.join(bob, room: room, description: receiver("b"), now: 0)
+        try router.publish(alice, track: audioTrack("a", ssrc: 1), now: 0)
+        let common = [RTPHeaderExtension(id: 1, value: [0x90]), RTPHeaderExtension(id: 2, value: [7, 8, 9])]
+        // An unknown id 20 forces the publisher's packet into the two-byte form (general writer).
+        let twoByte = try send(router, from: alice, rtpPacket(ssrc: 1, seq: 1, ts: 1, pt: 111, extensions: common + [RTPHeaderExtension(id: 20, value: [1])]), now: 0, transportSequenceNumber: 9)
+        let oneByte = try send(router, from: alice, rtpPacket(ssrc: 1, seq: 2, ts: 1, pt: 111, extensions: common), now: 0, transportSequenceNumber: 9)
+        XCTAssertEqual(twoByte.first?.extensionProfile, 0xBEDE)
+        XCTAssertEqual(twoByte.first?.extensions, [5: [0x90], 6: [7, 8, 9], 7: [0, 9]])
+        XCTAssertEqual(twoByte.first?.extensions, oneByte.first?.extensions)
+        XCTAssertEqual(twoByte.first?.payload, oneByte.first?.payload)
+    }
+
     func testNoCommonCodecDropsForThatSubscriberOnly() throws {
         let router = makeRouter()
         try router.join(alice, room: room, description: receiver("a"), now: 0)
