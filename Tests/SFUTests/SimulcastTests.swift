@@ -46,6 +46,35 @@ final class SimulcastTests: XCTestCase {
         }
     }
 
+    func testLayerSwitchIsContinuousFromManyStartingPoints() throws {
+        for high in ContinuityTests.startingPoints {
+            for low in ContinuityTests.startingPoints {
+                let router = makeRouter()
+                try router.join(alice, room: room, description: receiver("a"), now: 0)
+                try router.join(bob, room: room, description: receiver("b"), now: 0)
+                try router.publish(alice, track: videoTrack("cam", layers: [StreamDescription(ssrc: 0x10), StreamDescription(ssrc: 0x30)]), now: 0)
+                var out: [Received] = []
+                // Both layers run side by side; the high layer is forwarded across its own wrap.
+                for index in 0..<5 {
+                    let now = Int64(index) * 33_000
+                    let ts = UInt32(index) * 2970
+                    out += try send(router, from: alice, rtpPacket(ssrc: 0x30, seq: high &+ UInt16(index), ts: 1_000 &+ ts, pt: 96, payload: index == 0 ? vp8Keyframe : vp8Delta), now: now)
+                    _ = try send(router, from: alice, rtpPacket(ssrc: 0x10, seq: low &+ UInt16(index), ts: 900_000 &+ ts, pt: 96, payload: vp8Delta), now: now)
+                }
+                try router.setTargetLayer(subscriber: bob, publisher: alice, track: TrackID("cam"), layer: 0)
+                for index in 5..<10 {
+                    let now = Int64(index) * 33_000
+                    out += try send(router, from: alice, rtpPacket(ssrc: 0x10, seq: low &+ UInt16(index), ts: 900_000 &+ UInt32(index) * 2970, pt: 96, payload: index == 5 ? vp8Keyframe : vp8Delta), now: now)
+                }
+                XCTAssertEqual(out.count, 10, "high \(high) low \(low)")
+                for index in 1..<out.count {
+                    XCTAssertEqual(out[index].seq, out[index - 1].seq &+ 1, "high \(high) low \(low) at \(index)")
+                    XCTAssertEqual(out[index].ts &- out[index - 1].ts, 2970, "one 33 ms frame at 90 kHz, also across the switch")
+                }
+            }
+        }
+    }
+
     func testTwoSubscribersOnDifferentLayers() throws {
         let router = makeRouter()
         for person in [alice, bob, carol] { try router.join(person, room: room, description: receiver("x"), now: 0) }
