@@ -1,0 +1,102 @@
+import RTP
+
+/// Per-packet facts the forwarding loop needs, computed once per packet.
+struct PacketFacts {
+    let ssrc: UInt32
+    let sequenceNumber: UInt16
+    let timestamp: UInt32
+    let layer: Int
+    let codecIndex: Int
+    let clockRate: UInt32
+    /// A keyframe starts here, or the codec has no keyframe detection (switch anywhere).
+    let canSwitch: Bool
+    let payloadOctets: UInt32
+    let length: Int
+    let now: Int64
+}
+
+/// Everything a subscription touches per packet, as one plain value. Stored contiguously
+/// per track (`PublishedTrack.slots`) so the forwarding loop makes one exclusive access
+/// for all subscribers instead of a dynamic exclusivity check per field of a class.
+struct ForwardingSlot {
+    let subscriber: ParticipantID
+    let outgoingSSRC: UInt32
+    /// Codec index of the track → subscriber payload type | 0x80 (0 = no common codec).
+    var payloadTypes = InlineBytes16.zeros16
+    var extensions = ExtensionRewrite()
+    var targetLayer: Int
+    /// Layer being forwarded; nil until the first (key)frame of the target layer.
+    var currentLayer: Int?
+    var waitingForKeyframe: Bool
+    /// Forces the next forwarded packet to continue the output sequence (after mute/resume).
+    var needsResync = false
+    /// Identity of the current source for the rewriters: bumped on every source change or resync.
+    var sourceEpoch: UInt32 = 0
+    var currentSource: UInt32?
+    var sequence = SequenceRewriter()
+    var timestamps = TimestampRewriter()
+    var lastForwardAt: Int64?
+    var lastInputTimestamp: UInt32 = 0
+    var lastOutputTimestamp: UInt32 = 0
+    var packetsSent: UInt32 = 0
+    var octetsSent: UInt32 = 0
+    var bytesSent: UInt64 = 0
+    var droppedNoCodec: UInt64 = 0
+    var droppedOtherLayer: UInt64 = 0
+    var droppedLate: UInt64 = 0
+    var layerSwitches: UInt64 = 0
+
+    init(subscriber: ParticipantID, outgoingSSRC: UInt32, kind: MediaKind, highestLayer: Int) {
+        self.subscriber = subscriber
+        self.outgoingSSRC = outgoingSSRC
+        targetLayer = highestLayer
+        waitingForKeyframe = kind == .video
+        currentLayer = kind == .audio ? 0 : nil
+    }
+
+    /// The forwarding decision for one packet, with all per-subscriber rewriting state updated.
+    @inline(__always)
+    mutating func forward(_ packet: PacketFacts) -> Forward? {
+        // Layer selection: forward the current layer; move to the target layer at its keyframe.
+        if currentLayer == packet.layer, !waitingForKeyframe || packet.canSwitch {
+            waitingForKeyframe = false
+        } else if targetLayer == packet.layer, packet.canSwitch {
+            if currentLayer != nil { layerSwitches += 1 }
+            currentLayer = packet.layer
+            waitingForKeyframe = false
+        } else {
+            droppedOtherLayer += 1
+            return nil
+        }
+        let mapped = packet.codecIndex < 16 ? payloadTypes[packet.codecIndex] : 0
+        guard mapped & 0x80 != 0 else {
+            droppedNoCodec += 1
+            return nil
+        }
+        var gap: UInt32 = 1
+        if currentSource != packet.ssrc || needsResync {
+            currentSource = packet.ssrc
+            needsResync = false
+            sourceEpoch &+= 1
+            if let last = lastForwardAt {
+                // Advance by the wall-clock gap so the subscriber's jitter buffer sees real time.
+                let elapsed = max(packet.now - last, 0)
+                gap = UInt32(truncatingIfNeeded: max(elapsed * Int64(packet.clockRate) / 1_000_000, 1))
+            }
+        }
+        guard let sequenceNumber = sequence.rewrite(packet.sequenceNumber, source: sourceEpoch) else {
+            droppedLate += 1
+            return nil
+        }
+        let timestamp = timestamps.rewrite(packet.timestamp, source: sourceEpoch, switchGap: gap)
+        lastForwardAt = packet.now
+        lastInputTimestamp = packet.timestamp
+        lastOutputTimestamp = timestamp
+        packetsSent &+= 1
+        octetsSent &+= packet.payloadOctets
+        bytesSent &+= UInt64(packet.length)
+        return Forward(
+            subscriber: subscriber, ssrc: outgoingSSRC, sequenceNumber: sequenceNumber,
+            timestamp: timestamp, payloadType: mapped & 0x7F, extensions: extensions)
+    }
+}

@@ -1,0 +1,216 @@
+import RTP
+
+/// RTCP packets for one participant, to serialize as one compound (RFC 3550 §6.1, or
+/// reduced-size per RFC 5506 for feedback alone) and send over its SRTCP context.
+public struct OutgoingRTCP: Equatable, Sendable {
+    public var participant: ParticipantID
+    public var packets: [RTCPPacket]
+}
+
+extension Router {
+    /// Consumes an RTCP compound from a participant (SRTCP already removed); policy per
+    /// packet type in docs/rtcp.md. Feedback is routed by the media SSRC it names, never by
+    /// the RTCP sender SSRC. Returns RTCP due now (coalesced keyframe requests upstream).
+    /// - Parameters:
+    ///   - now: arrival time, monotonic µs.
+    ///   - ntp: wall clock at arrival (for RTT from LSR/DLSR).
+    public func handleRTCP(from participant: ParticipantID, packet: UnsafeRawBufferPointer, now: Int64, ntp: NTPTime) throws(RTCPError) -> [OutgoingRTCP] {
+        guard let state = participants[participant] else { return [] }
+        let packets: [RTCPPacket]
+        do { packets = try RTCPCompound.parse(packet) } catch {
+            state.malformedRTCP += 1
+            throw error
+        }
+        state.rtcpPackets += 1
+        for item in packets {
+            switch item {
+            case .senderReport(let report):
+                if let route = inbound[Self.key(participant, report.ssrc)], !route.isRTX {
+                    route.stream.lastSenderReport = (NTPTime(raw: report.ntpTimestamp).middle32, now)
+                    route.stream.hot.rtpAnchor = (report.rtpTimestamp, now)
+                    route.stream.hot.anchorFromSenderReport = true
+                }
+                consume(report.reportBlocks, from: state, ntp: ntp)
+            case .receiverReport(let report):
+                consume(report.reportBlocks, from: state, ntp: ntp)
+            case .nack(let nack):
+                if let subscription = state.subscriptions[nack.mediaSSRC] {
+                    subscription.nackedPackets += UInt64(nack.sequenceNumbers.count)
+                } else {
+                    state.unknownFeedbackSSRC += 1
+                }
+            case .pictureLossIndication(let pli):
+                keyframeWanted(by: state, mediaSSRC: pli.mediaSSRC)
+            case .fullIntraRequest(let fir):
+                for entry in fir.entries { keyframeWanted(by: state, mediaSSRC: entry.ssrc) }
+            case .remb(let remb):
+                state.downlinkEstimateBps = remb.bitrate
+            case .transportFeedback:
+                state.transportFeedbackPackets += 1
+            case .goodbye:
+                state.goodbyes += 1
+            case .sourceDescription, .application, .opaque:
+                break
+            }
+        }
+        return collectRTCP(now: now, ntp: ntp, includeReports: false)
+    }
+
+    func consume(_ blocks: [RTCPReportBlock], from state: ParticipantState, ntp: NTPTime) {
+        for block in blocks {
+            guard let subscription = state.subscriptions[block.ssrc] else {
+                state.unknownFeedbackSSRC += 1
+                continue
+            }
+            subscription.remoteReport = block
+            // RFC 3550 §6.4.1: RTT = A - LSR - DLSR, in 1/65536 s.
+            guard block.lastSenderReport != 0 else { continue }
+            let rtt = ntp.middle32 &- block.lastSenderReport &- block.delaySinceLastSenderReport
+            guard rtt < 0x8000_0000 else { continue }  // negative: clock or report mismatch
+            let micros = CompactNTP.toMicroseconds(rtt)
+            subscription.rtt = micros
+            state.rtt = micros
+        }
+    }
+
+    func keyframeWanted(by state: ParticipantState, mediaSSRC: UInt32) {
+        guard let subscription = state.subscriptions[mediaSSRC] else {
+            state.unknownFeedbackSSRC += 1
+            return
+        }
+        subscription.keyframeRequestsReceived += 1
+        let track = subscription.track
+        guard track.kind == .video, let slot = subscription.slot else { return }
+        let layer = slot.waitingForKeyframe || slot.currentLayer == nil ? slot.targetLayer : (slot.currentLayer ?? slot.targetLayer)
+        requestKeyframe(publisher: track.publisher, stream: track.streams[layer])
+    }
+
+    /// Periodic work: sender/receiver reports when a participant's interval is due, queued
+    /// BYEs, and keyframe requests whose throttle window has passed.
+    /// - Parameters:
+    ///   - now: monotonic µs.
+    ///   - ntp: wall clock now (SR NTP timestamps).
+    public func tick(now: Int64, ntp: NTPTime) -> [OutgoingRTCP] {
+        collectRTCP(now: now, ntp: ntp, includeReports: true)
+    }
+
+    func collectRTCP(now: Int64, ntp: NTPTime, includeReports: Bool) -> [OutgoingRTCP] {
+        var byParticipant: [ParticipantID: [RTCPPacket]] = [:]
+        if includeReports {
+            for state in participants.values where now - state.lastReportAt >= reportInterval(for: state) {
+                let reports = makeReports(for: state, now: now, ntp: ntp)
+                state.lastReportAt = now
+                if !reports.isEmpty { byParticipant[state.id, default: []] += reports }
+            }
+        }
+        for state in participants.values where !state.outbox.isEmpty {
+            byParticipant[state.id, default: []] += state.outbox
+            state.outbox.removeAll()
+        }
+        for request in takeDueKeyframeRequests(now: now) {
+            byParticipant[request.participant, default: []].append(request.packet)
+        }
+        return byParticipant.keys.sorted().map { OutgoingRTCP(participant: $0, packets: byParticipant[$0] ?? []) }
+    }
+
+    func reportInterval(for state: ParticipantState) -> Int64 {
+        let publishesVideo = state.published.values.contains { $0.kind == .video }
+        let receivesVideo = state.subscriptions.values.contains { $0.track.kind == .video }
+        return publishesVideo || receivesVideo ? config.videoReportInterval : config.audioReportInterval
+    }
+
+    func takeDueKeyframeRequests(now: Int64) -> [(participant: ParticipantID, packet: RTCPPacket)] {
+        var due: [(ParticipantID, RTCPPacket)] = []
+        var waiting: [(publisher: ParticipantID, stream: InboundStream)] = []
+        for entry in pendingKeyframeStreams {
+            let stream = entry.stream
+            guard stream.keyframeRequests.pending, let ssrc = stream.ssrc,
+                  let publisher = participants[entry.publisher],
+                  let track = inbound[Self.key(entry.publisher, ssrc)]?.track
+            else {
+                // Answered by a keyframe, SSRC not learned yet, or gone: keep only the unlearned.
+                if stream.keyframeRequests.pending, stream.ssrc == nil { waiting.append(entry) }
+                continue
+            }
+            if let last = stream.keyframeRequests.lastSentAt, now - last < config.keyframeRequestInterval {
+                waiting.append(entry)
+                continue
+            }
+            stream.keyframeRequests.pending = false
+            stream.keyframeRequests.lastSentAt = now
+            stream.keyframeRequests.sent += 1
+            switch track.description.keyframeRequest {
+            case .pli:
+                due.append((entry.publisher, .pictureLossIndication(RTCPPictureLossIndication(senderSSRC: publisher.controlSSRC, mediaSSRC: ssrc))))
+            case .fir:
+                stream.keyframeRequests.firSequence &+= 1
+                due.append((entry.publisher, .fullIntraRequest(RTCPFullIntraRequest(
+                    senderSSRC: publisher.controlSSRC, mediaSSRC: 0,
+                    entries: [.init(ssrc: ssrc, sequenceNumber: stream.keyframeRequests.firSequence)]))))
+            }
+        }
+        pendingKeyframeStreams = waiting
+        return due
+    }
+
+    /// SRs for every outgoing SSRC that has sent, RRs about every received stream, SDES.
+    func makeReports(for state: ParticipantState, now: Int64, ntp: NTPTime) -> [RTCPPacket] {
+        var packets: [RTCPPacket] = []
+        var chunks: [RTCPSourceDescription.Chunk] = []
+        let sending = state.subscriptions.values.compactMap { subscription in
+            subscription.slot.flatMap { $0.packetsSent > 0 ? (subscription, $0) : nil }
+        }.sorted { $0.0.outgoingSSRC < $1.0.outgoingSSRC }
+        for (subscription, slot) in sending {
+            packets.append(.senderReport(senderReport(for: slot, of: subscription.track, now: now, ntp: ntp)))
+            let cname = participants[subscription.track.publisher]?.description.cname ?? ""
+            chunks.append(.init(ssrc: subscription.outgoingSSRC, items: [.init(type: 1, value: Array(cname.utf8.prefix(255)))]))
+        }
+        var blocks: [RTCPReportBlock] = []
+        for trackID in state.publishOrder {
+            guard let track = state.published[trackID] else { continue }
+            for stream in track.streams where stream.hot.packets > 0 {
+                guard let ssrc = stream.ssrc else { continue }
+                let lsr = stream.lastSenderReport
+                let dlsr = lsr.map { CompactNTP.fromMicroseconds(now - $0.arrival) } ?? 0
+                blocks.append(stream.hot.reception.makeReportBlock(ssrc: ssrc, lastSenderReport: lsr?.middle ?? 0, delaySinceLastSenderReport: dlsr))
+            }
+        }
+        // RFC 3550 §6.4: at most 31 report blocks per packet; more go in further RRs.
+        var start = 0
+        while start < blocks.count {
+            let end = min(start + 31, blocks.count)
+            packets.append(.receiverReport(RTCPReceiverReport(ssrc: state.controlSSRC, reportBlocks: Array(blocks[start..<end]))))
+            start = end
+        }
+        if !chunks.isEmpty {
+            // 31 chunks per SDES packet (5-bit count).
+            var index = 0
+            while index < chunks.count {
+                let end = min(index + 31, chunks.count)
+                packets.append(.sourceDescription(RTCPSourceDescription(chunks: Array(chunks[index..<end]))))
+                index = end
+            }
+        }
+        return packets
+    }
+
+    /// RFC 3550 §6.4.1 SR for an outgoing SSRC: NTP = wall clock; RTP timestamp = the source's
+    /// RTP time now (from its anchor: the publisher's last SR, else the last packet),
+    /// mapped through this subscription's current timestamp offset.
+    func senderReport(for slot: ForwardingSlot, of track: PublishedTrack, now: Int64, ntp: NTPTime) -> RTCPSenderReport {
+        let offset = slot.lastOutputTimestamp &- slot.lastInputTimestamp
+        var sourceNow = slot.lastInputTimestamp
+        var anchorAt = slot.lastForwardAt ?? now
+        if let layer = slot.currentLayer, layer < track.streams.count, let anchor = track.streams[layer].hot.rtpAnchor {
+            sourceNow = anchor.rtp
+            anchorAt = anchor.at
+        }
+        let clockRate = Int64(track.description.codecs.first?.clockRate ?? 0)
+        let elapsed = now - anchorAt
+        let advance = elapsed * clockRate / 1_000_000
+        let rtp = sourceNow &+ UInt32(truncatingIfNeeded: advance) &+ offset
+        return RTCPSenderReport(
+            ssrc: slot.outgoingSSRC, ntpTimestamp: ntp.raw, rtpTimestamp: rtp,
+            packetCount: slot.packetsSent, octetCount: slot.octetsSent)
+    }
+}

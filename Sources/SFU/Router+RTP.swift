@@ -1,0 +1,102 @@
+import RTP
+
+/// What happened to one inbound RTP packet (the decisions themselves are in the batch).
+public enum RTPDisposition: Equatable, Sendable {
+    /// Forwarded to `batch.count` subscribers (possibly 0: no subscriber wants it yet).
+    case forwarded
+    /// Not valid RTP (counted per participant).
+    case malformed
+    /// Not from a known participant.
+    case unknownParticipant
+    /// SSRC not published by this participant (counted per participant).
+    case unknownSSRC
+    /// Payload type not among the track's codecs (counted per track).
+    case unknownPayloadType
+    /// The track is muted (counted per track).
+    case muted
+    /// RTX: counted; forwarding and repair come with issue 4.
+    case retransmission
+}
+
+extension Router {
+    /// The forwarding hot path. Parses `packet` (SRTP already removed), updates reception
+    /// statistics, and fills `batch` with one rewrite decision per subscriber that should
+    /// receive it; the caller then writes each with `batch.write(_:into:)` into its send
+    /// buffer. Does not allocate once the batch and the router's state are warm.
+    /// - Parameter now: arrival time, monotonic µs.
+    @discardableResult
+    public func handleRTP(from participant: ParticipantID, packet: UnsafeRawBufferPointer, now: Int64, into batch: inout ForwardingBatch) -> RTPDisposition {
+        batch.reset(source: nil)
+        let view: RTPPacketView
+        do { view = try RTPPacketView(packet) } catch {
+            participants[participant]?.droppedMalformedRTP += 1
+            return .malformed
+        }
+        let ssrc = view.ssrc
+        guard let route = inbound[Self.key(participant, ssrc)] ?? bindUnsignaled(participant, view) else {
+            guard let state = participants[participant] else { return .unknownParticipant }
+            state.droppedUnknownSSRC += 1
+            return .unknownSSRC
+        }
+        let track = route.track
+        let stream = route.stream
+        if route.isRTX {
+            stream.rtxPackets += 1
+            return .retransmission
+        }
+        let payloadType = view.payloadType
+        let payload = track.payloads[Int(payloadType)]
+        guard payload.clockRate != 0 else {
+            track.droppedUnknownPayloadType += 1
+            return .unknownPayloadType
+        }
+        let isKeyframe = payload.detector != .none && payload.detector.isKeyframeStart(view.payload)
+        stream.hot.record(
+            seq: view.sequenceNumber, timestamp: view.timestamp, now: now, clockRate: payload.clockRate,
+            length: packet.count, isKeyframe: isKeyframe)
+        if isKeyframe { stream.keyframeRequests.pending = false }  // the keyframe answers any waiting request
+        guard !track.muted else {
+            track.droppedMuted += 1
+            return .muted
+        }
+        batch.reset(source: view)
+        let facts = PacketFacts(
+            ssrc: ssrc, sequenceNumber: view.sequenceNumber, timestamp: view.timestamp, layer: stream.layer,
+            codecIndex: payload.codecIndex, clockRate: payload.clockRate,
+            canSwitch: isKeyframe || payload.detector == .none,
+            payloadOctets: UInt32(truncatingIfNeeded: view.payloadRange.count), length: packet.count, now: now)
+        // One exclusive access to all subscribers' hot state.
+        track.slots.withUnsafeMutableBufferPointer { slots in
+            for index in slots.indices {
+                if let forward = slots[index].forward(facts) { batch.append(forward) }
+            }
+        }
+        return .forwarded
+    }
+
+    /// Slow path for an unknown SSRC: bind it to a layer by its rid, or to a single-stream
+    /// track by its mid, when those SSRCs were not signaled (RFC 8852 / RFC 8843 §9.2).
+    func bindUnsignaled(_ participant: ParticipantID, _ view: RTPPacketView) -> InboundRoute? {
+        guard let state = participants[participant] else { return nil }
+        for trackID in state.publishOrder {
+            guard let track = state.published[trackID] else { continue }
+            let ids = track.description.extensions
+            if ids.rid != 0, let rid = view.extensionValue(id: ids.rid) {
+                if let stream = track.streams.first(where: { $0.ssrc == nil && $0.rid.map { Array($0.utf8).elementsEqual(rid) } == true }) {
+                    guard !state.usedSSRCs.contains(view.ssrc) else { return nil }
+                    stream.ssrc = view.ssrc
+                    bind(view.ssrc, to: stream, of: track, state: state, isRTX: false)
+                    return inbound[Self.key(participant, view.ssrc)]
+                }
+            } else if ids.mid != 0, track.streams.count == 1, track.streams[0].ssrc == nil,
+                      let mid = track.description.mid, let value = view.extensionValue(id: ids.mid),
+                      Array(mid.utf8).elementsEqual(value) {
+                guard !state.usedSSRCs.contains(view.ssrc) else { return nil }
+                track.streams[0].ssrc = view.ssrc
+                bind(view.ssrc, to: track.streams[0], of: track, state: state, isRTX: false)
+                return inbound[Self.key(participant, view.ssrc)]
+            }
+        }
+        return nil
+    }
+}

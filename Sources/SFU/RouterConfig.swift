@@ -1,0 +1,16 @@
+/// Tuning of the router. Every value has its reason next to it.
+public struct RouterConfig: Equatable, Sendable {
+    /// Minimum spacing of keyframe requests per publisher stream. 500 ms: a keyframe needs
+    /// about an RTT plus encode time to arrive, so asking sooner only multiplies keyframes
+    /// (bitrate spikes) for one loss; LiveKit's `pli_throttle` uses 500 ms for low layers.
+    public var keyframeRequestInterval: Int64 = 500_000
+    /// Report interval for participants with video in either direction: 1 s, libwebrtc's
+    /// `kDefaultVideoReportInterval` (rtcp_sender.cc); RFC 4585 §3.5 lifts RFC 3550's 5 s minimum.
+    public var videoReportInterval: Int64 = 1_000_000
+    /// Audio-only participants: 5 s, libwebrtc's `kDefaultAudioReportInterval`.
+    public var audioReportInterval: Int64 = 5_000_000
+    /// Seed for outgoing SSRC allocation (take it from a CSPRNG at startup; fixed in tests).
+    public var ssrcSeed: UInt64
+
+    public init(ssrcSeed: UInt64) { self.ssrcSeed = ssrcSeed }
+}

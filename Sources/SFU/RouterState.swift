@@ -1,0 +1,187 @@
+import RTP
+
+// Internal state of the router. Reference types so the hot path mutates in place through
+// one dictionary lookup; owned by one router, which is owned by one worker thread.
+
+/// Keyframe requests for one publisher stream: coalesced and throttled (docs/rtcp.md, PLI).
+struct KeyframeRequestState {
+    var pending = false
+    var lastSentAt: Int64?
+    /// RFC 5104 §4.3.1.2 command sequence number, incremented per new FIR.
+    var firSequence: UInt8 = 0
+    var requested = 0
+    var sent = 0
+}
+
+/// The per-packet part of a received stream, mutated with one access per packet.
+struct StreamHotState {
+    var reception = ReceptionStats()
+    var packets: UInt64 = 0
+    var bytes: UInt64 = 0
+    var keyframes: UInt64 = 0
+    /// Source RTP time at a local instant: from the last SR, else from the last packet.
+    var rtpAnchor: (rtp: UInt32, at: Int64)?
+    var anchorFromSenderReport = false
+
+    @inline(__always)
+    mutating func record(seq: UInt16, timestamp: UInt32, now: Int64, clockRate: UInt32, length: Int, isKeyframe: Bool) {
+        reception.record(seq: seq, rtpTimestamp: timestamp, arrival: now, clockRate: Int(clockRate))
+        packets &+= 1
+        bytes &+= UInt64(length)
+        if isKeyframe { keyframes &+= 1 }
+        if !anchorFromSenderReport { rtpAnchor = (timestamp, now) }
+    }
+}
+
+/// One received RTP stream (a track's only stream, or one simulcast layer).
+final class InboundStream {
+    let layer: Int
+    var ssrc: UInt32?
+    var rtxSSRC: UInt32?
+    let rid: String?
+    var hot = StreamHotState()
+    var rtxPackets: UInt64 = 0
+    /// Publisher SR: NTP middle 32 bits and our arrival time (for LSR/DLSR).
+    var lastSenderReport: (middle: UInt32, arrival: Int64)?
+    var keyframeRequests = KeyframeRequestState()
+
+    init(layer: Int, description: StreamDescription) {
+        self.layer = layer
+        ssrc = description.ssrc
+        rtxSSRC = description.rtxSSRC
+        rid = description.rid
+    }
+}
+
+/// What a payload type of a track means (indexed by payload type).
+struct PayloadInfo {
+    /// 0 = not a payload type of this track.
+    var clockRate: UInt32 = 0
+    var detector: KeyframeDetector = .none
+    /// Index into the track's codec list (subscriber mapping key).
+    var codecIndex: Int = 0
+}
+
+/// A published track with its subscribers.
+final class PublishedTrack {
+    let publisher: ParticipantID
+    var description: TrackDescription
+    var streams: [InboundStream]
+    var muted = false
+    var payloads: [PayloadInfo]
+    /// Hot per-subscriber state, same order as `subscriptions`.
+    var slots: ContiguousArray<ForwardingSlot> = []
+    var subscriptions: [Subscription] = []
+    var droppedUnknownPayloadType: UInt64 = 0
+    var droppedMuted: UInt64 = 0
+
+    init(publisher: ParticipantID, description: TrackDescription) {
+        self.publisher = publisher
+        self.description = description
+        streams = description.layers.enumerated().map { InboundStream(layer: $0.offset, description: $0.element) }
+        payloads = Self.payloads(for: description)
+    }
+
+    static func payloads(for description: TrackDescription) -> [PayloadInfo] {
+        var payloads = Array(repeating: PayloadInfo(), count: 128)
+        for (index, codec) in description.codecs.enumerated() where codec.payloadType < 128 {
+            payloads[Int(codec.payloadType)] = PayloadInfo(
+                clockRate: codec.clockRate,
+                detector: description.kind == .video ? KeyframeDetector(codecName: codec.name) : .none,
+                codecIndex: index)
+        }
+        return payloads
+    }
+
+    var kind: MediaKind { description.kind }
+    var highestLayer: Int { streams.count - 1 }
+
+    func slotIndex(_ outgoingSSRC: UInt32) -> Int? { slots.firstIndex { $0.outgoingSSRC == outgoingSSRC } }
+}
+
+/// Control-path side of one subscriber receiving one track (the per-packet side is its
+/// `ForwardingSlot` in the track).
+final class Subscription {
+    let subscriber: ParticipantID
+    unowned let track: PublishedTrack
+    let outgoingSSRC: UInt32
+    /// Reserved for RTX towards this subscriber (issue 4).
+    let outgoingRTXSSRC: UInt32
+    var nackedPackets: UInt64 = 0
+    var keyframeRequestsReceived: UInt64 = 0
+    var remoteReport: RTCPReportBlock?
+    var rtt: Int64?
+
+    init(subscriber: ParticipantID, track: PublishedTrack, outgoingSSRC: UInt32, outgoingRTXSSRC: UInt32) {
+        self.subscriber = subscriber
+        self.track = track
+        self.outgoingSSRC = outgoingSSRC
+        self.outgoingRTXSSRC = outgoingRTXSSRC
+    }
+
+    /// A copy of the hot state (nil only if the slot was already removed).
+    var slot: ForwardingSlot? { track.slotIndex(outgoingSSRC).map { track.slots[$0] } }
+
+    /// Mutates the hot state in place.
+    func updateSlot(_ body: (inout ForwardingSlot) -> Void) {
+        guard let index = track.slotIndex(outgoingSSRC) else { return }
+        body(&track.slots[index])
+    }
+}
+
+/// A participant's transport-level state.
+final class ParticipantState {
+    let id: ParticipantID
+    let room: RoomID
+    let description: ParticipantDescription
+    /// Our sender SSRC on this participant's publisher leg (RR, PLI, FIR).
+    let controlSSRC: UInt32
+    var published: [TrackID: PublishedTrack] = [:]
+    var publishOrder: [TrackID] = []
+    /// Subscriptions keyed by our outgoing SSRC (feedback is routed by that media SSRC).
+    var subscriptions: [UInt32: Subscription] = [:]
+    /// Every SSRC in this participant's RTP session: its own and the ones we send it.
+    var usedSSRCs: Set<UInt32> = []
+    var lastReportAt: Int64
+    var outbox: [RTCPPacket] = []
+    var rtt: Int64?
+    var downlinkEstimateBps: UInt64?
+    var droppedUnknownSSRC: UInt64 = 0
+    var droppedMalformedRTP: UInt64 = 0
+    var rtcpPackets: UInt64 = 0
+    var malformedRTCP: UInt64 = 0
+    var transportFeedbackPackets: UInt64 = 0
+    var unknownFeedbackSSRC: UInt64 = 0
+    var goodbyes: UInt64 = 0
+
+    init(id: ParticipantID, room: RoomID, description: ParticipantDescription, controlSSRC: UInt32, joinedAt: Int64) {
+        self.id = id
+        self.room = room
+        self.description = description
+        self.controlSSRC = controlSSRC
+        lastReportAt = joinedAt
+        usedSSRCs.insert(controlSSRC)
+    }
+}
+
+/// Where an inbound SSRC goes.
+struct InboundRoute {
+    unowned let track: PublishedTrack
+    let stream: InboundStream
+    let isRTX: Bool
+}
+
+/// Deterministic SSRC source (SplitMix64) seeded by the caller, so the router stays pure.
+struct SSRCGenerator {
+    var state: UInt64
+    mutating func next(avoiding used: Set<UInt32>) -> UInt32 {
+        while true {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            let candidate = UInt32(truncatingIfNeeded: z ^ (z >> 31))
+            if candidate != 0, !used.contains(candidate) { return candidate }
+        }
+    }
+}

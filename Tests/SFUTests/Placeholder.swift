@@ -1,5 +1,0 @@
-import XCTest
-
-final class SFUTestsPlaceholder: XCTestCase {
-    func testModuleBuilds() {}
-}
