@@ -18,6 +18,8 @@ public final class SwitchboardServer {
     var http: HTTPServer?
     var sockets: [ConnectionID: WebSocketConnection] = [:]
     var push: PushDispatcher?
+    /// Rooms and SFU negotiation; nil when the server runs without a media plane.
+    var rooms: RoomCoordinator?
     var tickTimer: TimerHandle?
     /// Signaling latency per frame (µs, received → its actions carried out), for /metrics.
     var commandTimes = LatencyWindow()
@@ -133,6 +135,14 @@ public final class SwitchboardServer {
                 sockets[id]?.close(code: code, reason: reason)
             case .push(let request):
                 push?.enqueue(request)
+            case .media(let request):
+                if let rooms {
+                    rooms.handle(request)
+                } else {
+                    sockets[request.connection]?.send(text: RoomJSON.rejected(
+                        request, room: request.kind.room ?? "", code: "mediaUnavailable",
+                        message: "this server runs without a media plane", serverTime: now().wall))
+                }
             }
         }
     }
@@ -159,6 +169,7 @@ extension SwitchboardServer: WebSocketServerDelegate {
 
     public func webSocketDidClose(_ connection: WebSocketConnection, code: UInt16, reason: String) {
         sockets[connection.id] = nil
+        if let device = hub.device(on: connection.id) { rooms?.deviceDisconnected(device) }
         hub.connectionClosed(connection.id, time: now())
     }
 }

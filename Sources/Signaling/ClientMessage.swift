@@ -40,9 +40,24 @@ public enum CommandKind: Equatable, Sendable {
     case answerSDP(callID: String, generation: Int64, sdp: String)
     case candidate(callID: String, generation: Int64, candidate: String, sdpMid: String?, sdpMLineIndex: Int?, ufrag: String?)
     case get(callID: String)
+    /// Rooms and SFU negotiation (docs/protocol.md §9): session-bound, handled by the media
+    /// coordinator, not by the call reducer.
+    case roomJoin(room: String)
+    case roomLeave(room: String)
+    case sfuOffer(room: String, sdp: String)
+    case sfuAnswer(room: String, generation: Int64, sdp: String)
+
+    /// The room command's room, if this is one.
+    public var room: String? {
+        switch self {
+        case .roomJoin(let room), .roomLeave(let room), .sfuOffer(let room, _), .sfuAnswer(let room, _, _): return room
+        default: return nil
+        }
+    }
 
     public var callID: String? {
         switch self {
+        case .roomJoin, .roomLeave, .sfuOffer, .sfuAnswer: return nil
         case .invite(_, let id, _): return id
         case .ringing(let id), .answer(let id, _, _), .decline(let id, _), .cancel(let id),
              .hangup(let id), .mediaConnected(let id), .mediaLost(let id), .offer(let id, _, _),
@@ -66,6 +81,10 @@ public enum CommandKind: Equatable, Sendable {
         case .answerSDP: return "sdp.answer"
         case .candidate: return "ice.candidate"
         case .get: return "call.get"
+        case .roomJoin: return "room.join"
+        case .roomLeave: return "room.leave"
+        case .sfuOffer: return "sfu.offer"
+        case .sfuAnswer: return "sfu.answer"
         }
     }
 }
@@ -84,6 +103,7 @@ private struct RawFrame: Decodable {
     var sdpMid: String?
     var sdpMLineIndex: Int?
     var ufrag: String?
+    var room: String?
     var token: String?
     var cursor: String?
 }
@@ -151,6 +171,11 @@ extension ClientMessage {
             guard WireIdentifier.isValid(id) else { throw WireError.invalidIdentifier(field: "callID") }
             return id
         }
+        func room() throws -> String {
+            guard let id = raw.room else { throw WireError.malformed("missing 'room'") }
+            guard WireIdentifier.isValid(id) else { throw WireError.invalidIdentifier(field: "room") }
+            return id
+        }
         func revision() throws -> Int64 {
             guard let r = raw.revision, r >= 0 else { throw WireError.malformed("missing 'revision'") }
             return r
@@ -185,6 +210,10 @@ extension ClientMessage {
         case "call.mediaConnected": kind = .mediaConnected(callID: try callID())
         case "call.mediaLost": kind = .mediaLost(callID: try callID())
         case "call.get": kind = .get(callID: try callID())
+        case "room.join": kind = .roomJoin(room: try room())
+        case "room.leave": kind = .roomLeave(room: try room())
+        case "sfu.offer": kind = .sfuOffer(room: try room(), sdp: try sdp(required: true)!)
+        case "sfu.answer": kind = .sfuAnswer(room: try room(), generation: try generation(), sdp: try sdp(required: true)!)
         case "sdp.offer": kind = .offer(callID: try callID(), generation: try generation(), sdp: try sdp(required: true)!)
         case "sdp.answer": kind = .answerSDP(callID: try callID(), generation: try generation(), sdp: try sdp(required: true)!)
         case "ice.candidate":

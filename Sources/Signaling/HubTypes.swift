@@ -22,6 +22,24 @@ public enum HubAction: Equatable, Sendable {
     case close(ConnectionID, code: UInt16, reason: String)
     /// POST this JSON to the push webhook (with retries; docs/protocol.md §8).
     case push(PushRequest)
+    /// A room / SFU command for the media coordinator (docs/protocol.md §9); it answers the
+    /// device itself, asynchronously.
+    case media(MediaRequest)
+}
+
+/// A room or SFU negotiation command from an authenticated device.
+public struct MediaRequest: Equatable, Sendable {
+    public var connection: ConnectionID
+    public var device: DeviceKey
+    public var eventID: String
+    public var kind: CommandKind
+
+    public init(connection: ConnectionID, device: DeviceKey, eventID: String, kind: CommandKind) {
+        self.connection = connection
+        self.device = device
+        self.eventID = eventID
+        self.kind = kind
+    }
 }
 
 /// One push-hook notice.

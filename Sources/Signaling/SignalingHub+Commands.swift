@@ -18,6 +18,9 @@ extension SignalingHub {
         if case .get(let callID) = command.kind {
             return [.send(id, get(callID, command: command, device: device, time: time))]
         }
+        if command.kind.room != nil {
+            return [.media(MediaRequest(connection: id, device: device, eventID: command.eventID, kind: command.kind))]
+        }
         do {
             if let first = try store.processedEvent(account: device.account, device: device.device, eventID: command.eventID) {
                 return [.send(id, duplicate(of: first, command: command, time: time))]
@@ -172,7 +175,7 @@ extension SignalingHub {
             return .iceCandidate(device: device, generation: generation,
                                  candidate: IceCandidate(candidate: candidate, sdpMid: mid, sdpMLineIndex: index,
                                                          usernameFragment: ufrag))
-        case .invite, .get:
+        case .invite, .get, .roomJoin, .roomLeave, .sfuOffer, .sfuAnswer:
             // Handled before; never reaches here.
             return .hangup(device: device)
         }

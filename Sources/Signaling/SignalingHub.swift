@@ -38,6 +38,16 @@ public final class SignalingHub {
 
     public var connectionCount: Int { connections.count }
 
+    /// The live connection of a device, if any (the media coordinator sends through it).
+    public func connection(for device: DeviceKey) -> ConnectionID? {
+        liveByDevice[device]
+    }
+
+    /// The device authenticated on a connection, if any.
+    public func device(on connection: ConnectionID) -> DeviceKey? {
+        connections[connection]?.device
+    }
+
     /// After a failed batch commit the cache may hold states that never became durable.
     public func discardCachedState() {
         callCache.removeAll()

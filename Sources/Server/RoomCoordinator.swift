@@ -1,0 +1,140 @@
+import CallCore
+import Foundation
+import IO
+import Logging
+import Signaling
+
+/// Room membership and SFU negotiation for devices (docs/protocol.md §9). Lives on the
+/// signaling loop; talks to the media plane asynchronously and answers devices through the
+/// hub's connection table. Membership is live-session state, kept in memory: a restart ends
+/// every media session anyway.
+final class RoomCoordinator {
+    let loop: EventLoop
+    let hub: SignalingHub
+    let media: MediaPlane
+    let log: Logger
+    /// Grace after a device's WebSocket drops before it leaves its room: media may go on
+    /// while signaling reconnects (call-design §6). 45 s = the idle timeout.
+    let disconnectGraceMs: Int64
+    private(set) var rooms: [String: Set<DeviceKey>] = [:]
+    private(set) var roomOf: [DeviceKey: String] = [:]
+    var send: (ConnectionID, String) -> Void = { _, _ in }
+
+    init(loop: EventLoop, hub: SignalingHub, media: MediaPlane, log: Logger, disconnectGraceMs: Int64) {
+        self.loop = loop
+        self.hub = hub
+        self.media = media
+        self.log = log
+        self.disconnectGraceMs = disconnectGraceMs
+        media.setCallbacks(
+            onOffer: { [weak self] member, generation, sdp in
+                self?.loop.execute { self?.serverOffer(to: member, generation: generation, sdp: sdp) }
+            },
+            onMemberLeft: { [weak self] member, reason in
+                self?.loop.execute { self?.remove(member, reason: reason, tellMedia: false) }
+            })
+    }
+
+    var now: Int64 { EventLoop.wallClockMilliseconds() }
+
+    func handle(_ request: MediaRequest) {
+        guard let room = request.kind.room else { return }
+        let member = request.device
+        switch request.kind {
+        case .roomJoin:
+            if let current = roomOf[member], current != room { remove(member, reason: "left", tellMedia: true) }
+            let others = rooms[room, default: []].subtracting([member])
+            rooms[room, default: []].insert(member)
+            roomOf[member] = room
+            reply(request, RoomJSON.accepted(request, room: room, serverTime: now) { w in
+                w.raw("members", Self.membersJSON(others))
+            })
+            broadcast(room, except: member, type: "room.memberJoined", member: member, reason: nil)
+            log.info("room joined", ["room": .string(room), "account": .string(member.account),
+                                     "device": .string(member.device), "members": .int(Int64(others.count + 1))])
+        case .roomLeave:
+            guard roomOf[member] == room else { return reject(request, room, "notInRoom", "not a member of this room") }
+            remove(member, reason: "left", tellMedia: true)
+            reply(request, RoomJSON.accepted(request, room: room, serverTime: now))
+        case .sfuOffer(_, let sdp):
+            guard roomOf[member] == room else { return reject(request, room, "notInRoom", "join the room first") }
+            media.join(room: room, member: member, offer: sdp) { [weak self] result in
+                self?.loop.execute {
+                    guard let self else { return }
+                    switch result {
+                    case .success(let answer):
+                        self.reply(request, RoomJSON.accepted(request, room: room, serverTime: self.now) { w in
+                            w.field("generation", answer.generation)
+                            w.field("sdp", answer.sdp)
+                        })
+                    case .failure(let error):
+                        self.reject(request, room, error.code, error.message)
+                    }
+                }
+            }
+        case .sfuAnswer(_, let generation, let sdp):
+            guard roomOf[member] == room else { return reject(request, room, "notInRoom", "join the room first") }
+            media.applyAnswer(member: member, generation: generation, sdp: sdp) { [weak self] result in
+                self?.loop.execute {
+                    guard let self else { return }
+                    switch result {
+                    case .success: self.reply(request, RoomJSON.accepted(request, room: room, serverTime: self.now))
+                    case .failure(let error): self.reject(request, room, error.code, error.message)
+                    }
+                }
+            }
+        default:
+            break
+        }
+    }
+
+    /// The device's WebSocket closed: leave after a grace unless it came back.
+    func deviceDisconnected(_ member: DeviceKey) {
+        guard roomOf[member] != nil else { return }
+        loop.schedule(afterMilliseconds: disconnectGraceMs) { [weak self] in
+            guard let self, self.roomOf[member] != nil, self.hub.connection(for: member) == nil else { return }
+            self.remove(member, reason: "disconnected", tellMedia: true)
+        }
+    }
+
+    private func serverOffer(to member: DeviceKey, generation: Int64, sdp: String) {
+        guard let room = roomOf[member], let connection = hub.connection(for: member) else { return }
+        send(connection, RoomJSON.event("sfu.offer", room: room, serverTime: now) { w in
+            w.field("generation", generation)
+            w.field("sdp", sdp)
+        })
+    }
+
+    private func remove(_ member: DeviceKey, reason: String, tellMedia: Bool) {
+        guard let room = roomOf.removeValue(forKey: member) else { return }
+        rooms[room]?.remove(member)
+        if rooms[room]?.isEmpty == true { rooms[room] = nil }
+        if tellMedia { media.leave(member: member) }
+        broadcast(room, except: member, type: "room.memberLeft", member: member, reason: reason)
+        log.info("room left", ["room": .string(room), "account": .string(member.account),
+                               "device": .string(member.device), "reason": .string(reason)])
+    }
+
+    private func broadcast(_ room: String, except: DeviceKey, type: String, member: DeviceKey, reason: String?) {
+        let text = RoomJSON.event(type, room: room, serverTime: now) { w in
+            w.raw("member", SnapshotJSON.device(member))
+            w.field("reason", reason)
+        }
+        for other in rooms[room, default: []] where other != except {
+            if let connection = hub.connection(for: other) { send(connection, text) }
+        }
+    }
+
+    private func reply(_ request: MediaRequest, _ text: String) {
+        // The request's connection may have been replaced meanwhile: answer the live one.
+        if let connection = hub.connection(for: request.device) { send(connection, text) }
+    }
+
+    private func reject(_ request: MediaRequest, _ room: String, _ code: String, _ message: String) {
+        reply(request, RoomJSON.rejected(request, room: room, code: code, message: message, serverTime: now))
+    }
+
+    static func membersJSON(_ members: Set<DeviceKey>) -> String {
+        "[" + members.sorted().map(SnapshotJSON.device).joined(separator: ",") + "]"
+    }
+}
