@@ -11,7 +11,9 @@ import Signaling
 final class RoomCoordinator {
     let loop: EventLoop
     let hub: SignalingHub
-    let media: MediaPlane
+    /// Nil when the server runs without a media plane: membership works, negotiation is
+    /// refused with `mediaUnavailable`.
+    let media: MediaPlane?
     let log: Logger
     /// Grace after a device's WebSocket drops before it leaves its room: media may go on
     /// while signaling reconnects (call-design §6). 45 s = the idle timeout.
@@ -20,13 +22,13 @@ final class RoomCoordinator {
     private(set) var roomOf: [DeviceKey: String] = [:]
     var send: (ConnectionID, String) -> Void = { _, _ in }
 
-    init(loop: EventLoop, hub: SignalingHub, media: MediaPlane, log: Logger, disconnectGraceMs: Int64) {
+    init(loop: EventLoop, hub: SignalingHub, media: MediaPlane?, log: Logger, disconnectGraceMs: Int64) {
         self.loop = loop
         self.hub = hub
         self.media = media
         self.log = log
         self.disconnectGraceMs = disconnectGraceMs
-        media.setCallbacks(
+        media?.setCallbacks(
             onOffer: { [weak self] member, generation, sdp in
                 self?.loop.execute { self?.serverOffer(to: member, generation: generation, sdp: sdp) }
             },
@@ -42,6 +44,9 @@ final class RoomCoordinator {
         let member = request.device
         switch request.kind {
         case .roomJoin:
+            if hub.roomAccess(room, for: member) == .denied {
+                return reject(request, room, "notParticipant", "this room belongs to a call you are not a party of")
+            }
             if let current = roomOf[member], current != room { remove(member, reason: "left", tellMedia: true) }
             let others = rooms[room, default: []].subtracting([member])
             rooms[room, default: []].insert(member)
@@ -58,6 +63,7 @@ final class RoomCoordinator {
             reply(request, RoomJSON.accepted(request, room: room, serverTime: now))
         case .sfuOffer(_, let sdp):
             guard roomOf[member] == room else { return reject(request, room, "notInRoom", "join the room first") }
+            guard let media else { return reject(request, room, "mediaUnavailable", "this server runs without a media plane") }
             media.join(room: room, member: member, offer: sdp) { [weak self] result in
                 self?.loop.execute {
                     guard let self else { return }
@@ -74,6 +80,7 @@ final class RoomCoordinator {
             }
         case .sfuAnswer(_, let generation, let sdp):
             guard roomOf[member] == room else { return reject(request, room, "notInRoom", "join the room first") }
+            guard let media else { return reject(request, room, "mediaUnavailable", "this server runs without a media plane") }
             media.applyAnswer(member: member, generation: generation, sdp: sdp) { [weak self] result in
                 self?.loop.execute {
                     guard let self else { return }
@@ -109,7 +116,7 @@ final class RoomCoordinator {
         guard let room = roomOf.removeValue(forKey: member) else { return }
         rooms[room]?.remove(member)
         if rooms[room]?.isEmpty == true { rooms[room] = nil }
-        if tellMedia { media.leave(member: member) }
+        if tellMedia { media?.leave(member: member) }
         broadcast(room, except: member, type: "room.memberLeft", member: member, reason: reason)
         log.info("room left", ["room": .string(room), "account": .string(member.account),
                                "device": .string(member.device), "reason": .string(reason)])

@@ -1,3 +1,4 @@
+import CallCore
 import Foundation
 
 /// A frame from a device, validated (docs/protocol.md §3–§4).
@@ -28,7 +29,7 @@ public struct ClientCommand: Equatable, Sendable {
 }
 
 public enum CommandKind: Equatable, Sendable {
-    case invite(callee: String, callID: String?, sdp: String?)
+    case invite(callee: String, callID: String?, sdp: String?, media: CallMedia?)
     case ringing(callID: String)
     case answer(callID: String, revision: Int64, sdp: String?)
     case decline(callID: String, revision: Int64)
@@ -58,7 +59,7 @@ public enum CommandKind: Equatable, Sendable {
     public var callID: String? {
         switch self {
         case .roomJoin, .roomLeave, .sfuOffer, .sfuAnswer: return nil
-        case .invite(_, let id, _): return id
+        case .invite(_, let id, _, _): return id
         case .ringing(let id), .answer(let id, _, _), .decline(let id, _), .cancel(let id),
              .hangup(let id), .mediaConnected(let id), .mediaLost(let id), .offer(let id, _, _),
              .answerSDP(let id, _, _), .candidate(let id, _, _, _, _, _), .get(let id):
@@ -104,6 +105,7 @@ private struct RawFrame: Decodable {
     var sdpMLineIndex: Int?
     var ufrag: String?
     var room: String?
+    var media: String?
     var token: String?
     var cursor: String?
 }
@@ -201,7 +203,11 @@ extension ClientMessage {
                 guard WireIdentifier.isValid(id) else { throw WireError.invalidIdentifier(field: "callID") }
                 return id
             }
-            kind = .invite(callee: callee, callID: proposed, sdp: try sdp(required: false))
+            let media = try raw.media.map { text -> CallMedia in
+                guard let media = CallMedia(rawValue: text) else { throw WireError.malformed("'media' must be p2p or sfu") }
+                return media
+            }
+            kind = .invite(callee: callee, callID: proposed, sdp: try sdp(required: false), media: media)
         case "call.ringing": kind = .ringing(callID: try callID())
         case "call.answer": kind = .answer(callID: try callID(), revision: try revision(), sdp: try sdp(required: false))
         case "call.decline": kind = .decline(callID: try callID(), revision: try revision())

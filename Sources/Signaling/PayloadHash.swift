@@ -17,7 +17,8 @@ enum PayloadHash {
         }
         mix(kind.wireType)
         switch kind {
-        case .invite(let callee, let callID, let sdp): mix(callee); mix(callID ?? "∅"); mix(sdp ?? "∅")
+        case .invite(let callee, let callID, let sdp, let media):
+            mix(callee); mix(callID ?? "∅"); mix(sdp ?? "∅"); mix(media?.rawValue ?? "∅")
         case .ringing(let id), .cancel(let id), .hangup(let id), .mediaConnected(let id), .mediaLost(let id), .get(let id): mix(id)
         case .answer(let id, let rev, let sdp): mix(id); mix(String(rev)); mix(sdp ?? "∅")
         case .decline(let id, let rev): mix(id); mix(String(rev))
