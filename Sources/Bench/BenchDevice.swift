@@ -15,9 +15,13 @@ final class BenchDevice {
     /// `caughtUp` received: the backlog of earlier runs is behind us.
     private(set) var caughtUp = false
     private(set) var closed = false
+    /// We started the closing handshake: the close is not an error.
+    private(set) var closedByUs = false
     /// Highest durable `seq` seen, for `ack` (protocol §3) so outboxes do not grow run over run.
     private(set) var highestSeq: Int64 = 0
     private var ackedSeq: Int64 = 0
+    /// `limits.commandsPerSecond` from `welcome` (the server's per-device token bucket).
+    private(set) var commandsPerSecond: Int64?
     /// Frames after `caughtUp`, and the state changes.
     var onFrame: ((BenchDevice, FrameScan, String) -> Void)?
     var onWelcome: ((BenchDevice) -> Void)?
@@ -46,7 +50,7 @@ final class BenchDevice {
                 client.onClose = { [unowned self] code, _ in
                     closed = true
                     socket = nil
-                    onClose?(self, code)
+                    if !closedByUs { onClose?(self, code) }
                 }
                 send("{\"v\":1,\"type\":\"hello\",\"token\":\"\(token)\"}")
             }
@@ -69,6 +73,7 @@ final class BenchDevice {
     }
 
     func close() {
+        closedByUs = true
         socket?.close(code: 1000, reason: "benchmark done")
     }
 
@@ -81,6 +86,7 @@ final class BenchDevice {
             } else if !welcomed {
                 if scan.stringEquals(Keys.type, Self.welcomeType) {
                     welcomed = true
+                    commandsPerSecond = scan.integer(Keys.commandsPerSecond)
                     onWelcome?(self)
                 }
             } else if scan.stringEquals(Keys.type, Self.caughtUpType) {

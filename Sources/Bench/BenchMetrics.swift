@@ -22,6 +22,8 @@ final class BenchMetrics {
     var setupsCompleted = 0
     var accepted = 0
     var rejectedByCode: [String: Int] = [:]
+    /// The first rejection of each code: which command and the server's message.
+    var rejectionExamples: [String: String] = [:]
     var errors: [String: Int] = [:]
     /// Rejections the flow can legitimately produce (a loser's `call.ringing` arriving after
     /// the answer already moved the call on).

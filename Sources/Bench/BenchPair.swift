@@ -13,6 +13,19 @@ import IO
 final class BenchPair {
     /// 2 candidates per side: host + server-reflexive, the usual first trickle.
     static let candidatesPerSide = 2
+    /// Commands the busiest device sends per setup (caller: invite, 2 candidates,
+    /// mediaConnected, hangup; the answering device: ringing, answer, 2 candidates,
+    /// mediaConnected).
+    static let commandsPerDevicePerSetup = 5
+
+    /// Shortest time between two setup starts of this pair, so that no device exceeds the
+    /// server's per-device command rate (`limits.commands_per_second`): a closed loop on a
+    /// fast server would otherwise be `rateLimited`, which no real device provokes.
+    static func minimumSetupIntervalMs(commandsPerSecond: Int64) -> Int64 {
+        // 90 % of the limit: headroom for the token bucket's millisecond rounding.
+        let rate = max(1, Double(commandsPerSecond) * 0.9)
+        return Int64((Double(commandsPerDevicePerSetup) * 1000 / rate).rounded(.up))
+    }
 
     let index: Int
     let caller: BenchDevice
@@ -22,6 +35,9 @@ final class BenchPair {
     let loop: EventLoop
     let runTag: String
     let setupTimeoutMs: Int64
+    /// See ``minimumSetupIntervalMs(commandsPerSecond:)``; set before `start()`.
+    var minimumSetupIntervalMs: Int64 = 0
+    private var lastSetupStart: Int64 = 0
     private let calleeAccount: String
     private let callerUfrag: String
     private let calleeUfrag: String
@@ -37,6 +53,7 @@ final class BenchPair {
     private var setupNumber = 0
     private var setup: SetupState?
     private var watchdog: TimerHandle?
+    private var pacing: TimerHandle?
 
     private enum Command { case invite, ringing(Int), answer, candidate(caller: Bool), mediaConnected(caller: Bool), hangup, cleanup }
     private struct Pending { let command: Command; let sentAt: Int64; let callID: String }
@@ -96,6 +113,8 @@ final class BenchPair {
 
     func stop() {
         stopping = true
+        pacing?.cancel()
+        pacing = nil
         if setup == nil { finishStopping() }
     }
 
@@ -110,6 +129,15 @@ final class BenchPair {
 
     private func startSetup() {
         guard !stopping else { finishStopping(); return }
+        let sinceLast = (Self.now() - lastSetupStart) / 1000
+        if lastSetupStart > 0, sinceLast < minimumSetupIntervalMs {
+            pacing = loop.schedule(afterMilliseconds: minimumSetupIntervalMs - sinceLast) { [weak self] in
+                self?.pacing = nil
+                self?.startSetup()
+            }
+            return
+        }
+        lastSetupStart = Self.now()
         setupNumber += 1
         let callID = "\(runTag)-\(index)-\(setupNumber)"
         var state = SetupState(callID: callID, callIDBytes: Array(callID.utf8), startedAt: Self.now(), revisionSeen: Array(repeating: nil, count: callees.count))
@@ -204,6 +232,9 @@ final class BenchPair {
         } else {
             let code = scan.string(Keys.code) ?? (scan.string(Keys.status) ?? "unknown")
             metrics.rejectedByCode[code, default: 0] += 1
+            if metrics.rejectionExamples[code] == nil {
+                metrics.rejectionExamples[code] = "\(Self.name(p.command)): \(scan.string(Keys.message) ?? "")"
+            }
             if case .ringing(let k) = p.command, k > 0 {
                 metrics.expectedRejections += 1  // a loser's ringing after the answer won
             } else if case .cleanup = p.command {

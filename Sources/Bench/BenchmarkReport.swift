@@ -28,6 +28,7 @@ public struct BenchmarkReport: Codable, Equatable, Sendable {
     public var latencies: [StageFigures]
     public var accepted: Int
     public var rejectedByCode: [String: Int]
+    public var rejectionExamples: [String: String]
     public var expectedRejections: Int
     public var errors: [String: Int]
     public var serverPID: Int32?
@@ -74,6 +75,7 @@ public struct BenchmarkReport: Codable, Equatable, Sendable {
         out.append("results: \(accepted) accepted, \(rejectedByCode.values.reduce(0, +)) rejected"
             + (rejectedByCode.isEmpty ? "" : " " + rejectedByCode.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
             + " (\(expectedRejections) expected races)")
+        for (code, example) in rejectionExamples.sorted(by: { $0.key < $1.key }) { out.append("  first \(code): \(example)") }
         out.append("errors: \(errorCount)" + (errors.isEmpty ? "" : " " + errors.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")))
         if let pid = serverPID {
             func kb(_ v: Int?) -> String { v.map { "\($0) KB" } ?? "?" }

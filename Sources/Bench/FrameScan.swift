@@ -93,6 +93,8 @@ enum Keys {
     static let callID = FrameScan.pattern("callID")
     static let status = FrameScan.pattern("status")
     static let code = FrameScan.pattern("code")
+    static let message = FrameScan.pattern("message")
+    static let commandsPerSecond = FrameScan.pattern("commandsPerSecond")
     static let revision = FrameScan.pattern("revision")
     static let seq = FrameScan.pattern("seq")
     static let candidate = FrameScan.pattern("candidate")

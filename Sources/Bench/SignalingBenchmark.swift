@@ -174,7 +174,13 @@ final class SignalingRun {
         // 3. Closed-loop setups: only pairs whose devices all connected take part.
         let ready = on(pairLoop) { pairs.filter { p in p.caller.caughtUp && p.callees.allSatisfy { $0.caughtUp } } }
         if ready.count < pairs.count { notes.append("\(pairs.count - ready.count) pairs not connected; they did not run") }
-        on(pairLoop) { ready.forEach { $0.start() } }
+        let limit = on(pairLoop) { ready.first?.caller.commandsPerSecond } ?? 50
+        let interval = BenchPair.minimumSetupIntervalMs(commandsPerSecond: limit)
+        if !ready.isEmpty {
+            notes.append("each pair starts at most one setup per \(interval) ms (server limit \(limit) commands/s per device): "
+                + "at most \(Int(Double(ready.count) * 1000 / Double(interval))) setups/s with \(ready.count) pairs")
+        }
+        on(pairLoop) { ready.forEach { $0.minimumSetupIntervalMs = interval; $0.start() } }
         Thread.sleep(forTimeInterval: options.warmupSeconds)
 
         let cpuTicks0 = serverPID.flatMap { ServerProcess.cpuTicks(pid: $0) }
@@ -217,7 +223,8 @@ final class SignalingRun {
 
         let d = (pair1 - pair0) + (idle1 - idle0)
         let m = on(pairLoop) { [self] in (pairMetrics.latencies, pairMetrics.accepted, pairMetrics.rejectedByCode,
-                                          pairMetrics.expectedRejections, pairMetrics.errors) }
+                                          pairMetrics.expectedRejections, pairMetrics.errors,
+                                          pairMetrics.rejectionExamples) }
         var errors = m.4
         for (key, value) in on(idleLoop, { [self] in idleMetrics.errors }) { errors[key, default: 0] += value }
         let latencies = Stage.allCases.map { stage in
@@ -236,7 +243,7 @@ final class SignalingRun {
             setupsCompleted: d.setupsCompleted, setupsPerSecond: Double(d.setupsCompleted) / window,
             commandsPerSecond: Double(d.commandsSent) / window, eventsPerSecond: Double(d.framesReceived) / window,
             framesSentPerSecond: Double(d.framesSent) / window, latencies: latencies,
-            accepted: m.1, rejectedByCode: m.2, expectedRejections: m.3, errors: errors,
+            accepted: m.1, rejectedByCode: m.2, rejectionExamples: m.5, expectedRejections: m.3, errors: errors,
             serverPID: serverPID, serverRSSBeforeIdleKB: rssBefore, serverRSSAfterIdleKB: rssAfter, serverRSSEndKB: rssEnd,
             memoryPerIdleConnectionKB: perConnection,
             serverCPUCores: cpuTicks0.flatMap { t0 in cpuTicks1.map { Double($0 - t0) / ServerProcess.ticksPerSecond / window } },
