@@ -28,6 +28,14 @@ final class BenchDevice {
     var onCaughtUp: ((BenchDevice) -> Void)?
     var onClose: ((BenchDevice, UInt16) -> Void)?
     var onConnectFailed: ((BenchDevice, IOError) -> Void)?
+    /// Once per connect: welcome, connect failure or close before welcome (for throttling).
+    var onHandshakeDone: (() -> Void)?
+
+    private func handshakeDone() {
+        let done = onHandshakeDone
+        onHandshakeDone = nil
+        done?()
+    }
 
     init(account: String, device: String, token: String, loop: EventLoop, metrics: BenchMetrics) {
         self.account = account
@@ -44,13 +52,16 @@ final class BenchDevice {
             case .failure(let error):
                 closed = true
                 onConnectFailed?(self, error)
+                handshakeDone()
             case .success(let client):
                 socket = client
-                client.onText = { [unowned self] text in received(text) }
-                client.onClose = { [unowned self] code, _ in
+                client.onText = { [weak self] text in self?.received(text) }
+                client.onClose = { [weak self] code, _ in
+                    guard let self else { return }
                     closed = true
                     socket = nil
                     if !closedByUs { onClose?(self, code) }
+                    handshakeDone()
                 }
                 send("{\"v\":1,\"type\":\"hello\",\"token\":\"\(token)\"}")
             }
@@ -88,6 +99,7 @@ final class BenchDevice {
                     welcomed = true
                     commandsPerSecond = scan.integer(Keys.commandsPerSecond)
                     onWelcome?(self)
+                    handshakeDone()
                 }
             } else if scan.stringEquals(Keys.type, Self.caughtUpType) {
                 caughtUp = true

@@ -99,9 +99,9 @@ final class BenchPair {
         calleeUfrag = "bB\(index)y"
         offerJSON = SessionDescriptions.jsonEscaped(SessionDescriptions.offer(ufrag: callerUfrag, sessionID: index * 2))
         answerJSON = SessionDescriptions.jsonEscaped(SessionDescriptions.answer(ufrag: calleeUfrag, sessionID: index * 2 + 1))
-        caller.onFrame = { [unowned self] _, scan, _ in callerFrame(scan) }
+        caller.onFrame = { [weak self] _, scan, _ in self?.callerFrame(scan) }
         for (k, device) in callees.enumerated() {
-            device.onFrame = { [unowned self] _, scan, _ in calleeFrame(k, scan) }
+            device.onFrame = { [weak self] _, scan, _ in self?.calleeFrame(k, scan) }
         }
     }
 

@@ -17,6 +17,7 @@ public struct BenchmarkReport: Codable, Equatable, Sendable {
     public var pairs: Int
     public var calleeDevices: Int
     public var pairDevicesConnected: Int
+    public var pairConnectSeconds: Double
     public var warmupSeconds: Double
     public var measuredSeconds: Double
     public var setupsCompleted: Int
@@ -40,6 +41,12 @@ public struct BenchmarkReport: Codable, Equatable, Sendable {
     public var serverCPUCores: Double?
     /// This process's CPU during the measured window, in cores.
     public var clientCPUCores: Double?
+    /// Share of the measured window the server's loop thread was runnable but not running
+    /// (waiting for a CPU). Above ~0.1 the host, not the server, limits the figures.
+    public var serverRunQueueWaitFraction: Double?
+    /// 1-minute load average at the end of the window, and the host's CPU count.
+    public var loadAverage: Double?
+    public var cpus: Int
     public var notes: [String]
 
     public var errorCount: Int { errors.values.reduce(0, +) }
@@ -56,7 +63,7 @@ public struct BenchmarkReport: Codable, Equatable, Sendable {
         out.append("Switchboard signaling benchmark — \(url) — \(startedAt)")
         out.append("idle devices: \(idleConnected)/\(idleRequested) connected in \(f(idleConnectSeconds, 2)) s"
             + (idleFailed > 0 ? ", \(idleFailed) failed" : "") + (idleDroppedDuringRun > 0 ? ", \(idleDroppedDuringRun) dropped" : ""))
-        out.append("pairs: \(pairs) × (1 caller + \(calleeDevices) callee devices), \(pairDevicesConnected) pair devices connected")
+        out.append("pairs: \(pairs) × (1 caller + \(calleeDevices) callee devices), \(pairDevicesConnected) pair devices connected in \(f(pairConnectSeconds, 2)) s")
         out.append("measured: \(f(measuredSeconds, 1)) s after \(f(warmupSeconds, 1)) s warm-up")
         out.append("")
         out.append("complete setups/s : \(f(setupsPerSecond))  (\(setupsCompleted) setups)")
@@ -64,6 +71,8 @@ public struct BenchmarkReport: Codable, Equatable, Sendable {
         out.append("events/s received : \(f(eventsPerSecond))  (all frames; sent \(f(framesSentPerSecond))/s)")
         if let s = serverCPUCores { out.append("server CPU        : \(f(s, 2)) cores") }
         if let c = clientCPUCores { out.append("benchmark CPU     : \(f(c, 2)) cores") }
+        if let w = serverRunQueueWaitFraction { out.append("server loop waiting for a CPU: \(f(w * 100, 0)) % of the window") }
+        if let l = loadAverage { out.append("host load average : \(f(l, 2)) on \(cpus) CPUs") }
         out.append("")
         out.append("latency (ms)          count      p50      p95      p99      max")
         for figures in latencies {

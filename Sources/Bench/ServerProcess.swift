@@ -21,6 +21,21 @@ enum ServerProcess {
         return user + system
     }
 
+    /// Time the process's main thread (the server's event loop) spent waiting for a CPU
+    /// while runnable, in ns: field 2 of /proc/<pid>/schedstat (Documentation/scheduler/sched-stats.rst).
+    /// High values mean the figures measure CPU contention on the host, not the server.
+    static func runQueueWaitNanos(pid: Int32) -> Int64? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/schedstat", encoding: .utf8) else { return nil }
+        let fields = text.split(separator: " ")
+        return fields.count >= 2 ? Int64(fields[1]) : nil
+    }
+
+    /// The 1-minute load average (/proc/loadavg).
+    static func loadAverage() -> Double? {
+        guard let text = try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8) else { return nil }
+        return text.split(separator: " ").first.flatMap { Double($0) }
+    }
+
     /// This process's CPU seconds (user + system), from getrusage(2).
     static func ownCPUSeconds() -> Double {
         var usage = rusage()

@@ -123,6 +123,10 @@ final class SignalingRun {
             BenchDevice(account: "bench-i-\(k)", device: "d0", token: token(account: "bench-i-\(k)", device: "d0"),
                         loop: idleLoop, metrics: idleMetrics)
         }
+        // Heartbeat from the first connection on: connecting 10,000 may take longer than
+        // the server's 45 s idle timeout.
+        let idleHeartbeat = Heartbeat(loop: idleLoop) { fleet.devices }
+        idleLoop.execute { idleHeartbeat.start() }
         let idleStart = EventLoop.monotonicMicroseconds()
         var idleSettled = options.idle == 0
         if options.idle > 0 {
@@ -136,8 +140,6 @@ final class SignalingRun {
             }
         }
         let idleSeconds = Self.seconds(since: idleStart)
-        let idleHeartbeat = Heartbeat(loop: idleLoop) { fleet.devices }
-        idleLoop.execute { idleHeartbeat.start() }
         // 1 s: let the server finish the hellos' work and the allocator settle before reading RSS.
         Thread.sleep(forTimeInterval: options.idle > 0 ? 1 : 0)
         let rssAfter = serverPID.flatMap { ServerProcess.residentKB(pid: $0) }
@@ -157,19 +159,22 @@ final class SignalingRun {
             }
         }
         let pairDevices = pairs.flatMap { [$0.caller] + $0.callees }
-        on(pairLoop) { [self] in
+        let pairHeartbeat = Heartbeat(loop: pairLoop) { pairDevices }
+        pairLoop.execute { pairHeartbeat.start() }
+        let pairConnector = ConnectThrottle(loop: pairLoop, url: options.url, rate: options.connectRate)
+        let pairConnectStart = EventLoop.monotonicMicroseconds()
+        on(pairLoop) { [pairMetrics] in
             for device in pairDevices {
-                device.onConnectFailed = { [unowned self] _, error in pairMetrics.error("pairConnectFailed(\(IdleFleet.short(error)))") }
-                device.onClose = { [unowned self] _, code in pairMetrics.error("pairDeviceClosed(\(code))") }
-                device.connect(url: options.url)
+                device.onConnectFailed = { _, error in pairMetrics.error("pairConnectFailed(\(IdleFleet.short(error)))") }
+                device.onClose = { _, code in pairMetrics.error("pairDeviceClosed(\(code))") }
             }
+            pairConnector.connect(pairDevices)
         }
         _ = wait(on: pairLoop, seconds: 30 + Double(pairDevices.count) / Double(options.connectRate)) {
             pairDevices.allSatisfy { $0.caughtUp || $0.closed }
         }
         let pairConnected = on(pairLoop) { pairDevices.filter { $0.caughtUp }.count }
-        let pairHeartbeat = Heartbeat(loop: pairLoop) { pairDevices }
-        pairLoop.execute { pairHeartbeat.start() }
+        let pairConnectSeconds = Self.seconds(since: pairConnectStart)
 
         // 3. Closed-loop setups: only pairs whose devices all connected take part.
         let ready = on(pairLoop) { pairs.filter { p in p.caller.caughtUp && p.callees.allSatisfy { $0.caughtUp } } }
@@ -184,6 +189,7 @@ final class SignalingRun {
         Thread.sleep(forTimeInterval: options.warmupSeconds)
 
         let cpuTicks0 = serverPID.flatMap { ServerProcess.cpuTicks(pid: $0) }
+        let wait0 = serverPID.flatMap { ServerProcess.runQueueWaitNanos(pid: $0) }
         let ownCPU0 = ServerProcess.ownCPUSeconds()
         let idle0 = on(idleLoop) { [self] in idleMetrics.counts }
         let pair0 = on(pairLoop) { [self] () -> BenchMetrics.Counts in
@@ -200,6 +206,8 @@ final class SignalingRun {
         let idle1 = on(idleLoop) { [self] in idleMetrics.counts }
         let window = Self.seconds(since: windowStart)
         let cpuTicks1 = serverPID.flatMap { ServerProcess.cpuTicks(pid: $0) }
+        let wait1 = serverPID.flatMap { ServerProcess.runQueueWaitNanos(pid: $0) }
+        let load = ServerProcess.loadAverage()
         let ownCPU1 = ServerProcess.ownCPUSeconds()
 
         // 4. Drain: in-flight setups finish (or time out), then everything closes.
@@ -221,6 +229,8 @@ final class SignalingRun {
         // 1 s for the closing handshakes, so the server logs clean closes rather than resets.
         Thread.sleep(forTimeInterval: 1)
 
+        // Everything the loops' callbacks reach stays alive until the sockets are closed.
+        withExtendedLifetime((fleet, pairs, pairDevices, pairConnector)) {}
         let d = (pair1 - pair0) + (idle1 - idle0)
         let m = on(pairLoop) { [self] in (pairMetrics.latencies, pairMetrics.accepted, pairMetrics.rejectedByCode,
                                           pairMetrics.expectedRejections, pairMetrics.errors,
@@ -238,7 +248,7 @@ final class SignalingRun {
         return BenchmarkReport(
             url: options.url, startedAt: startedAt, idleRequested: options.idle, idleConnected: idleConnected,
             idleFailed: failed, idleDroppedDuringRun: dropped, idleConnectSeconds: idleSeconds,
-            pairs: options.pairs, calleeDevices: options.calleeDevices, pairDevicesConnected: pairConnected,
+            pairs: options.pairs, calleeDevices: options.calleeDevices, pairDevicesConnected: pairConnected, pairConnectSeconds: pairConnectSeconds,
             warmupSeconds: options.warmupSeconds, measuredSeconds: window,
             setupsCompleted: d.setupsCompleted, setupsPerSecond: Double(d.setupsCompleted) / window,
             commandsPerSecond: Double(d.commandsSent) / window, eventsPerSecond: Double(d.framesReceived) / window,
@@ -247,6 +257,8 @@ final class SignalingRun {
             serverPID: serverPID, serverRSSBeforeIdleKB: rssBefore, serverRSSAfterIdleKB: rssAfter, serverRSSEndKB: rssEnd,
             memoryPerIdleConnectionKB: perConnection,
             serverCPUCores: cpuTicks0.flatMap { t0 in cpuTicks1.map { Double($0 - t0) / ServerProcess.ticksPerSecond / window } },
-            clientCPUCores: (ownCPU1 - ownCPU0) / window, notes: notes)
+            clientCPUCores: (ownCPU1 - ownCPU0) / window,
+            serverRunQueueWaitFraction: wait0.flatMap { w0 in wait1.map { Double($0 - w0) / 1e9 / window } },
+            loadAverage: load, cpus: ProcessInfo.processInfo.activeProcessorCount, notes: notes)
     }
 }
