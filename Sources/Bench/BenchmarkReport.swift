@@ -12,6 +12,8 @@ public struct BenchmarkReport: Codable, Equatable, Sendable {
     public var idleRequested: Int
     public var idleConnected: Int
     public var idleFailed: Int
+    /// Idle devices still not connected when the connect phase hit its time bound.
+    public var idleNotConnectedInTime: Int
     public var idleDroppedDuringRun: Int
     public var idleConnectSeconds: Double
     public var pairs: Int
@@ -62,7 +64,8 @@ public struct BenchmarkReport: Codable, Equatable, Sendable {
         var out: [String] = []
         out.append("Switchboard signaling benchmark — \(url) — \(startedAt)")
         out.append("idle devices: \(idleConnected)/\(idleRequested) connected in \(f(idleConnectSeconds, 2)) s"
-            + (idleFailed > 0 ? ", \(idleFailed) failed" : "") + (idleDroppedDuringRun > 0 ? ", \(idleDroppedDuringRun) dropped" : ""))
+            + (idleFailed > 0 ? ", \(idleFailed) failed" : "")
+            + (idleNotConnectedInTime > 0 ? ", \(idleNotConnectedInTime) not connected within the time bound" : "") + (idleDroppedDuringRun > 0 ? ", \(idleDroppedDuringRun) dropped" : ""))
         out.append("pairs: \(pairs) × (1 caller + \(calleeDevices) callee devices), \(pairDevicesConnected) pair devices connected in \(f(pairConnectSeconds, 2)) s")
         out.append("measured: \(f(measuredSeconds, 1)) s after \(f(warmupSeconds, 1)) s warm-up")
         out.append("")

@@ -132,8 +132,9 @@ final class SignalingRun {
         if options.idle > 0 {
             let settled = DispatchSemaphore(value: 0)
             idleLoop.execute { fleet.connectAll { settled.signal() } }
-            // Bound: 3× the nominal connect time + 30 s.
-            idleSettled = settled.wait(timeout: .now() + Double(options.idle) / Double(options.connectRate) * 3 + 30) == .success
+            // Bound: 3× the nominal connect time + 120 s (a server loaded by 10,000 sockets
+            // accepts far below the nominal rate; see docs/benchmarks.md).
+            idleSettled = settled.wait(timeout: .now() + Double(options.idle) / Double(options.connectRate) * 3 + 120) == .success
             if !idleSettled {
                 idleLoop.execute { fleet.stopConnecting() }
                 notes.append("idle connect phase hit its time bound")
@@ -217,7 +218,8 @@ final class SignalingRun {
         }
         let rssEnd = serverPID.flatMap { ServerProcess.residentKB(pid: $0) }
         let dropped = on(idleLoop) { fleet.droppedAfterConnect }
-        let failed = on(idleLoop) { fleet.failed } + (options.idle - on(idleLoop) { fleet.connected + fleet.failed })
+        let failed = on(idleLoop) { fleet.failed }
+        let notConnected = max(0, options.idle - idleConnected - failed)
         on(pairLoop) {
             pairHeartbeat.stop()
             pairDevices.forEach { $0.close() }
@@ -247,7 +249,7 @@ final class SignalingRun {
         }
         return BenchmarkReport(
             url: options.url, startedAt: startedAt, idleRequested: options.idle, idleConnected: idleConnected,
-            idleFailed: failed, idleDroppedDuringRun: dropped, idleConnectSeconds: idleSeconds,
+            idleFailed: failed, idleNotConnectedInTime: notConnected, idleDroppedDuringRun: dropped, idleConnectSeconds: idleSeconds,
             pairs: options.pairs, calleeDevices: options.calleeDevices, pairDevicesConnected: pairConnected, pairConnectSeconds: pairConnectSeconds,
             warmupSeconds: options.warmupSeconds, measuredSeconds: window,
             setupsCompleted: d.setupsCompleted, setupsPerSecond: Double(d.setupsCompleted) / window,
