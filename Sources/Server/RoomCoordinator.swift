@@ -20,7 +20,11 @@ final class RoomCoordinator {
     let disconnectGraceMs: Int64
     private(set) var rooms: [String: Set<DeviceKey>] = [:]
     private(set) var roomOf: [DeviceKey: String] = [:]
+    /// Pending and finished rings per room and invitee account.
+    var rings: [String: [String: Ring]] = [:]
     var send: (ConnectionID, String) -> Void = { _, _ in }
+    var carryOut: ([HubAction]) -> Void = { _ in }
+    var push: (PushRequest) -> Void = { _ in }
 
     init(loop: EventLoop, hub: SignalingHub, media: MediaPlane?, log: Logger, disconnectGraceMs: Int64) {
         self.loop = loop
@@ -55,6 +59,7 @@ final class RoomCoordinator {
                 w.raw("members", Self.membersJSON(others))
             })
             broadcast(room, except: member, type: "room.memberJoined", member: member, reason: nil)
+            joinedAfterRing(member, room: room)
             log.info("room joined", ["room": .string(room), "account": .string(member.account),
                                      "device": .string(member.device), "members": .int(Int64(others.count + 1))])
         case .roomLeave:
@@ -90,6 +95,12 @@ final class RoomCoordinator {
                     }
                 }
             }
+        case .roomRing(_, let invitees):
+            ring(request, room: room, invitees: invitees)
+        case .roomAccept:
+            answerRing(request, room: room, accept: true)
+        case .roomDecline:
+            answerRing(request, room: room, accept: false)
         default:
             break
         }
@@ -115,7 +126,10 @@ final class RoomCoordinator {
     private func remove(_ member: DeviceKey, reason: String, tellMedia: Bool) {
         guard let room = roomOf.removeValue(forKey: member) else { return }
         rooms[room]?.remove(member)
-        if rooms[room]?.isEmpty == true { rooms[room] = nil }
+        if rooms[room]?.isEmpty == true {
+            rooms[room] = nil
+            roomEmptied(room)
+        }
         if tellMedia { media?.leave(member: member) }
         broadcast(room, except: member, type: "room.memberLeft", member: member, reason: reason)
         log.info("room left", ["room": .string(room), "account": .string(member.account),
@@ -132,12 +146,12 @@ final class RoomCoordinator {
         }
     }
 
-    private func reply(_ request: MediaRequest, _ text: String) {
+    func reply(_ request: MediaRequest, _ text: String) {
         // The request's connection may have been replaced meanwhile: answer the live one.
         if let connection = hub.connection(for: request.device) { send(connection, text) }
     }
 
-    private func reject(_ request: MediaRequest, _ room: String, _ code: String, _ message: String) {
+    func reject(_ request: MediaRequest, _ room: String, _ code: String, _ message: String) {
         reply(request, RoomJSON.rejected(request, room: room, code: code, message: message, serverTime: now))
     }
 

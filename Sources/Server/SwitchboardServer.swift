@@ -44,6 +44,8 @@ public final class SwitchboardServer {
         rooms = RoomCoordinator(loop: loop, hub: hub, media: nil, log: log.withSubsystem("rooms"),
                                 disconnectGraceMs: config.limits.idleTimeout.milliseconds)
         rooms.send = { [unowned self] connection, text in sockets[connection]?.send(text: text) }
+        rooms.carryOut = { [unowned self] actions in carryOut(actions) }
+        rooms.push = { [unowned self] request in push?.enqueue(request) }
         if let url = config.push.webhookURL, !url.isEmpty {
             push = PushDispatcher(url: url, client: HTTPClient(loop: loop), attempts: config.push.attempts,
                                   backoffMs: config.push.backoff.milliseconds, capMs: config.push.backoffCap.milliseconds,

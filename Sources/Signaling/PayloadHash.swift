@@ -23,7 +23,8 @@ enum PayloadHash {
         case .answer(let id, let rev, let sdp): mix(id); mix(String(rev)); mix(sdp ?? "∅")
         case .decline(let id, let rev): mix(id); mix(String(rev))
         case .offer(let id, let gen, let sdp), .answerSDP(let id, let gen, let sdp): mix(id); mix(String(gen)); mix(sdp)
-        case .roomJoin(let room), .roomLeave(let room): mix(room)
+        case .roomJoin(let room), .roomLeave(let room), .roomAccept(let room), .roomDecline(let room): mix(room)
+        case .roomRing(let room, let invitees): mix(room); invitees.forEach(mix)
         case .sfuOffer(let room, let sdp): mix(room); mix(sdp)
         case .sfuAnswer(let room, let gen, let sdp): mix(room); mix(String(gen)); mix(sdp)
         case .candidate(let id, let gen, let cand, let mid, let index, let ufrag):

@@ -187,7 +187,7 @@ extension SignalingHub {
             return .iceCandidate(device: device, generation: generation,
                                  candidate: IceCandidate(candidate: candidate, sdpMid: mid, sdpMLineIndex: index,
                                                          usernameFragment: ufrag))
-        case .invite, .get, .roomJoin, .roomLeave, .sfuOffer, .sfuAnswer:
+        case .invite, .get, .roomJoin, .roomLeave, .sfuOffer, .sfuAnswer, .roomRing, .roomAccept, .roomDecline:
             // Handled before; never reaches here.
             return .hangup(device: device)
         }
