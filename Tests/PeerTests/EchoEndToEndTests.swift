@@ -1,0 +1,92 @@
+import DTLS
+import Foundation
+import IO
+import Peer
+import XCTest
+
+/// End to end on 127.0.0.1 with real sockets: a SyntheticPeer (libnice full agent, DTLS
+/// client, SRTP, libopus) against the echo harness built from the server's own MediaLoop,
+/// ICE-lite agent, DTLS server endpoint, SRTP and SFU answer builder. The peer must get its own
+/// audio back, decode it with libopus and hear its own tone.
+final class EchoEndToEndTests: XCTestCase {
+    /// ~2 s of media: 100 Opus frames, enough for a stable tone estimate and loss counts.
+    static let mediaSeconds = 2.0
+
+    func testAudioEchoDecodesOwnToneWithGCM() throws {
+        let report = try runEcho(configuration: SyntheticPeer.Configuration(name: "alice/laptop", audioFrequency: 523))
+        let audio = try XCTUnwrap(report.streams.first { $0.codec == .opus }, "\(report)")
+        XCTAssertEqual(audio.payloadType, 111)
+        XCTAssertEqual(audio.mid, "0", "label from the answer's a=ssrc lines")
+        XCTAssertEqual(audio.streamID, "echo")
+        XCTAssertEqual(audio.decodeErrors, 0)
+        XCTAssertEqual(audio.decodedSamplesPerChannel, audio.packets * 960, "20 ms per packet at 48 kHz")
+        let tone = try XCTUnwrap(audio.tone)
+        XCTAssertTrue(tone.matches(frequency: 523, tolerance: 0.03), "decoded tone \(tone)")
+        XCTAssertGreaterThan(tone.purity, 0.5, "a clean sine after the Opus round trip: \(tone)")
+    }
+
+    func testAudioAndVideoEchoWithAggressiveNomination() throws {
+        var configuration = SyntheticPeer.Configuration(name: "bob/phone", audioFrequency: 700, sendVideo: true,
+                                                        videoKeyframeInterval: 10)
+        configuration.regularNomination = false
+        let report = try runEcho(configuration: configuration)
+        let audio = try XCTUnwrap(report.streams.first { $0.codec == .opus }, "\(report)")
+        XCTAssertTrue(try XCTUnwrap(audio.tone).matches(frequency: 700), "\(audio)")
+        let video = try XCTUnwrap(report.streams.first { $0.codec == .vp8 }, "\(report)")
+        XCTAssertEqual(video.payloadType, 96)
+        XCTAssertEqual(video.mid, "1")
+        XCTAssertEqual(video.malformedDescriptors, 0)
+        XCTAssertGreaterThan(video.frames, 0)
+        XCTAssertGreaterThanOrEqual(video.frames + 2, report.sentVideoFrames, "frames echoed ≈ frames sent")
+        // A keyframe every 10 frames at 25 fps: ≥ 1 per 0.4 s of echoed video.
+        XCTAssertGreaterThanOrEqual(video.keyframes, max(1, video.frames / 10 - 1))
+        XCTAssertLessThanOrEqual(Int64(video.lost), Int64(report.sentVideoPackets / 50 + 2))
+    }
+
+    /// Offer → echo answer → connect → send ~2 s → stop → report, with the common assertions.
+    private func runEcho(configuration: SyntheticPeer.Configuration) throws -> PeerReport {
+        let loop = EventLoop(name: "peer-\(configuration.name)")
+        loop.start()
+        defer { loop.stop() }
+        let server = try EchoServer()
+        defer { server.stop() }
+        let peer = try SyntheticPeer(configuration: configuration, loop: loop)
+        defer { peer.close() }
+
+        let offer = try peer.createOffer()
+        let answer = try server.answer(offer: offer)
+        XCTAssertTrue(answer.contains("a=ice-lite"))
+        XCTAssertTrue(answer.contains("a=setup:passive"))
+        try peer.setRemoteAnswer(answer)
+        let connectStart = Date()
+        try peer.waitUntilConnected(timeout: 10)
+        let connectSeconds = Date().timeIntervalSince(connectStart)
+        XCTAssertEqual(peer.report().srtpProfile, .aeadAES128GCM, "GCM preferred by both sides")
+        XCTAssertEqual(server.stats.profiles, [.aeadAES128GCM])
+
+        try peer.startSending()
+        Thread.sleep(forTimeInterval: Self.mediaSeconds)
+        peer.stopSending()
+        // Let the last echoes come back (loopback RTT is well under 50 ms).
+        Thread.sleep(forTimeInterval: 0.2)
+        let report = peer.report()
+        let serverStats = server.stats
+        print("echo \(configuration.name): connected in \(String(format: "%.3f", connectSeconds)) s; sent audio \(report.sentAudioPackets) video \(report.sentVideoPackets) (\(report.sentVideoFrames) frames), \(report.sentBytes) B; server echoed \(serverStats.echoed); streams: "
+              + report.streams.map { "ssrc \($0.ssrc) \($0.codec?.rawValue ?? "?") pkts \($0.packets) lost \($0.lost) jitter \($0.jitter) decoded \($0.decodedSamplesPerChannel) tone \($0.tone.map { String(format: "%.0f Hz rms %.0f purity %.2f", $0.dominantFrequency, $0.rms, $0.purity) } ?? "-") frames \($0.frames) key \($0.keyframes)" }.joined(separator: "; "))
+
+        XCTAssertEqual(report.state, .connected)
+        XCTAssertEqual(report.srtpUnprotectFailures, 0)
+        XCTAssertEqual(serverStats.unprotectFailures, 0)
+        XCTAssertEqual(serverStats.dtlsFailures, [])
+        XCTAssertEqual(report.sendFailures, 0)
+        // 2 s at 50 packets/s, minus scheduling slack on a shared machine.
+        XCTAssertGreaterThanOrEqual(report.sentAudioPackets, 80)
+        let audio = try XCTUnwrap(report.streams.first { $0.codec == .opus }, "no audio echoed: \(report)")
+        let track = try XCTUnwrap(peer.tracks.first { $0.codec == .opus })
+        XCTAssertEqual(audio.ssrc, track.ssrc ^ EchoServer.ssrcMask)
+        // Loopback: everything sent comes back, give or take a packet in flight at the cut.
+        XCTAssertLessThanOrEqual(report.sentAudioPackets - audio.packets, 2, "sent \(report.sentAudioPackets), echoed back \(audio.packets)")
+        XCTAssertLessThanOrEqual(audio.lost, 1)
+        return report
+    }
+}

@@ -1,0 +1,151 @@
+import DTLS
+import Foundation
+import ICE
+import Media
+import Peer
+import SDP
+import SRTP
+
+/// Test harness: an SFU-shaped server built from the real server-side parts — MediaLoop with
+/// its ICE-lite agent on one UDP port of 127.0.0.1, one DTLS server endpoint and one SRTP
+/// session per ICE session — that answers an offer with the real `SFUAnswerBuilder` and echoes
+/// every SRTP packet back on a rewritten SSRC (unprotect → SSRC ^ `ssrcMask` → protect → send).
+final class EchoServer {
+    /// The echoed stream of SSRC s is s ^ this (distinct, and recoverable in assertions).
+    static let ssrcMask: UInt32 = 0x5EED_5EED
+
+    struct Stats {
+        var echoed: UInt64 = 0
+        var unprotectFailures: UInt64 = 0
+        var profiles: [DTLSSRTPProfile] = []
+        var dtlsFailures: [String] = []
+    }
+
+    let media: MediaLoop
+    let certificate: DTLSCertificate
+    let context: DTLSContext
+    // Loop-thread state.
+    private var endpoints: [ICESessionID: DTLSEndpoint] = [:]
+    private var sessions: [ICESessionID: SRTPSession] = [:]
+    private var scratch = [UInt8](repeating: 0, count: 1500)
+    private let lock = NSLock()
+    private var statsStorage = Stats()
+
+    var stats: Stats { lock.lock(); defer { lock.unlock() }; return statsStorage }
+
+    init() throws {
+        try SRTPLibrary.ensureInitialized()
+        media = try MediaLoop(configuration: MediaLoopConfiguration(host: "127.0.0.1", port: 0))
+        certificate = try DTLSCertificate.generate(commonName: "echo-server")
+        context = try DTLSContext(certificate: certificate)
+        media.onDTLS = { [unowned self] loop, session, bytes, now in
+            guard let endpoint = endpoints[session] else { return }
+            handle(endpoint.handle(datagram: bytes, now: now), session: session, loop: loop)
+        }
+        media.onRTP = { [unowned self] loop, session, bytes, _ in echo(bytes, session: session, loop: loop) }
+        media.onTimer = { [unowned self] loop, now in
+            for (session, endpoint) in endpoints {
+                if let deadline = endpoint.nextTimeout, deadline <= now {
+                    handle(endpoint.handleTimeout(now: now), session: session, loop: loop)
+                }
+            }
+            // 50 ms: DTLS retransmissions are ≥ 1 s apart; this is fine enough and cheap.
+            return now + 50
+        }
+        media.start()
+    }
+
+    deinit { media.stop() }
+
+    func stop() { media.stop() }
+
+    /// Registers an ICE-lite session for the offer and answers it: ice-lite, our ufrag/pwd,
+    /// the MediaLoop's one host candidate, our fingerprint, setup:passive, and sendrecv with an
+    /// echo track per offered SSRC.
+    func answer(offer text: String) throws -> String {
+        let offer = try SessionDescription(parsing: text)
+        guard let first = offer.media.first, let remoteUfrag = offer.iceUfrag(for: first),
+              let fingerprint = try offer.fingerprints(for: first).first else { throw PeerError.invalidRemoteDescription("offer") }
+        let expected = DTLSFingerprint(algorithm: .sha256, bytes: fingerprint.bytes)
+        let ufrag = "echo" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
+        let password = (0..<24).map { _ in "abcdefghijklmnopqrstuvwxyz0123456789".randomElement()! }.map(String.init).joined()
+        let endpoint = try DTLSEndpoint(role: .server, context: context, expectedRemoteFingerprint: expected)
+        let remotePassword = offer.icePwd(for: first)
+        let session: ICESessionID = try run { loop in
+            Result { try loop.ice.register(localUfrag: ufrag, localPassword: password, remoteUfrag: remoteUfrag,
+                                           remotePassword: remotePassword, now: MediaLoop.monotonicMilliseconds()) }
+        }.get()
+        run { _ in self.endpoints[session] = endpoint }
+
+        let candidate = try ICECandidate(attributeValue: try XCTUnwrapOrThrow(media.candidateAttribute()))
+        let transport = SFUTransportParameters(
+            iceUfrag: ufrag, icePwd: password,
+            fingerprint: Fingerprint(hashFunction: "sha-256", bytes: certificate.sha256Fingerprint.bytes),
+            candidates: [candidate])
+        var directions: [String: Direction] = [:]
+        var tracks: [String: ForwardedTrack] = [:]
+        for section in offer.media {
+            guard let mid = section.mid else { continue }
+            directions[mid] = .sendrecv
+            if let ssrc = try section.ssrcs().first {
+                tracks[mid] = ForwardedTrack(streamID: "echo", trackID: "echo-\(mid)", ssrc: ssrc ^ Self.ssrcMask, cname: "echo")
+            }
+        }
+        let builder = SFUAnswerBuilder(transport: transport, sessionID: "4242", directions: directions, sendingTracks: tracks)
+        return try builder.answer(to: offer).sdp
+    }
+
+    // MARK: - Loop thread.
+
+    private func handle(_ outputs: [DTLSOutput], session: ICESessionID, loop: MediaLoop) {
+        for output in outputs {
+            switch output {
+            case .send(let bytes): loop.send(bytes, to: session)
+            case .connected(let keys):
+                guard let profile = SRTPProfile(rawValue: keys.profile.rawValue),
+                      let srtp = try? SRTPSession(profile: profile, localKey: keys.localKey, localSalt: keys.localSalt,
+                                                  remoteKey: keys.remoteKey, remoteSalt: keys.remoteSalt) else { continue }
+                sessions[session] = srtp
+                lock.lock(); statsStorage.profiles.append(keys.profile); lock.unlock()
+            case .failed(let error), .dropped(let error):
+                lock.lock(); statsStorage.dtlsFailures.append("\(error)"); lock.unlock()
+            case .closed: break
+            }
+        }
+    }
+
+    private func echo(_ bytes: UnsafeRawBufferPointer, session: ICESessionID, loop: MediaLoop) {
+        guard let srtp = sessions[session], bytes.count <= scratch.count else { return }
+        let echoed: Int? = scratch.withUnsafeMutableBytes { buffer -> Int? in
+            buffer.copyMemory(from: bytes)
+            guard let length = try? srtp.unprotectRTP(buffer, length: bytes.count), length >= 12 else { return nil }
+            for i in 8..<12 { buffer[i] ^= UInt8(truncatingIfNeeded: Self.ssrcMask >> UInt32(8 * (11 - i))) }
+            guard let protected = try? srtp.protectRTP(buffer, length: length) else { return nil }
+            _ = loop.send(UnsafeRawBufferPointer(rebasing: buffer[0..<protected]), to: session)
+            return protected
+        }
+        lock.lock()
+        if echoed != nil { statsStorage.echoed += 1 } else { statsStorage.unprotectFailures += 1 }
+        lock.unlock()
+    }
+
+    /// Runs `work` on the media loop thread and waits for its result.
+    private func run<T>(_ work: @escaping (MediaLoop) -> T) -> T {
+        let box = Box<T>()
+        let done = DispatchSemaphore(value: 0)
+        media.perform { loop in
+            box.value = work(loop)
+            done.signal()
+        }
+        done.wait()
+        return box.value!
+    }
+
+    private final class Box<T> { var value: T? }
+}
+
+/// Unwraps or throws (harness code outside XCTest assertions).
+func XCTUnwrapOrThrow<T>(_ value: T?, _ what: String = "value") throws -> T {
+    guard let value else { throw PeerError.invalidParameter("missing \(what)") }
+    return value
+}
