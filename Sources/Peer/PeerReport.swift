@@ -53,7 +53,7 @@ public struct PeerReport: Sendable, Equatable {
     public var sentAudioPackets: UInt64
     public var sentVideoPackets: UInt64
     public var sentVideoFrames: UInt64
-    /// SRTP bytes handed to libnice.
+    /// Bytes handed to libnice (DTLS flights and SRTP).
     public var sentBytes: UInt64
     /// 20 ms ticks skipped because the loop fell more than `SyntheticPeer.maxCatchUpFrames` behind.
     public var skippedFrames: UInt64

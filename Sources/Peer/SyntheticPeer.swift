@@ -13,7 +13,8 @@ import SRTP
 /// Threading: everything — the NiceAgent's callbacks, DTLS, SRTP, Opus, the 20 ms send timer —
 /// runs on the `EventLoop` passed in (its GMainContext drives libnice). The public methods
 /// may be called from any *other* thread; they hop onto the loop and wait. Call `close()`
-/// before dropping the peer (it releases the agent on the loop thread).
+/// before dropping the peer and before stopping the loop (it releases the agent on the loop
+/// thread; a stopped loop would never run it).
 public final class SyntheticPeer: @unchecked Sendable {
     public struct Configuration: Sendable {
         /// msid stream id and CNAME base, e.g. "alice/laptop".
@@ -126,12 +127,14 @@ public final class SyntheticPeer: @unchecked Sendable {
         }
         nice = try created.get()
         let started: PeerError? = onLoop { [self] in
-            nice.onStateChange = { [unowned self] state in componentStateChanged(state) }
-            nice.onGatheringDone = { [unowned self] in
-                gatheringDone = true
-                publish()
+            // Weak: a peer dropped without close() must not be called back (the handle outlives
+            // it until close()).
+            nice.onStateChange = { [weak self] state in self?.componentStateChanged(state) }
+            nice.onGatheringDone = { [weak self] in
+                self?.gatheringDone = true
+                self?.publish()
             }
-            nice.onReceive = { [unowned self] bytes in received(bytes) }
+            nice.onReceive = { [weak self] bytes in self?.received(bytes) }
             do throws(PeerError) { try nice.gather() } catch { return error }
             return nil
         }

@@ -2,6 +2,7 @@ import DTLS
 import Foundation
 import IO
 import Peer
+import SDP
 import XCTest
 
 /// End to end on 127.0.0.1 with real sockets: a SyntheticPeer (libnice full agent, DTLS
@@ -88,5 +89,47 @@ final class EchoEndToEndTests: XCTestCase {
         XCTAssertLessThanOrEqual(report.sentAudioPackets - audio.packets, 2, "sent \(report.sentAudioPackets), echoed back \(audio.packets)")
         XCTAssertLessThanOrEqual(audio.lost, 1)
         return report
+    }
+}
+
+/// The server offers first (protocol §9: the server's `sfu.offer` with forwarded tracks); the
+/// peer answers with setup:active, becomes the DTLS client, publishes on its own section and
+/// receives the "forwarded" track (its own audio on the SSRC the offer announced).
+final class ServerOfferEndToEndTests: XCTestCase {
+    func testPeerAnswersServerOfferAndReceivesForwardedTrack() throws {
+        let loop = EventLoop(name: "peer-answerer")
+        loop.start()
+        defer { loop.stop() }
+        let server = try EchoServer()
+        defer { server.stop() }
+        let peer = try SyntheticPeer(configuration: SyntheticPeer.Configuration(name: "carol/tablet", audioFrequency: 880),
+                                     loop: loop)
+        defer { peer.close() }
+
+        let forwardedSSRC: UInt32 = 0xF0F0_0001
+        let forwarded = ForwardedTrack(streamID: "dave/desk", trackID: "dave-audio", ssrc: forwardedSSRC, cname: "dave")
+        let offer = try server.offer(sections: [.init(mid: "0", kind: .audio, track: nil),
+                                                .init(mid: "1", kind: .audio, track: forwarded)],
+                                     echoSSRC: forwardedSSRC) { description in
+            description.media[0].direction = .recvonly  // the server receives the device's audio on mid 0
+        }
+        let answer = try peer.answer(remoteOffer: offer)
+        let parsed = try SessionDescription(parsing: answer)
+        XCTAssertEqual(parsed.media.map(\.direction), [.sendonly, .recvonly])
+        try server.accept(answer: answer)
+        try peer.waitUntilConnected(timeout: 10)
+        try peer.startSending()
+        Thread.sleep(forTimeInterval: 2)
+        peer.stopSending()
+        Thread.sleep(forTimeInterval: 0.2)
+        let report = peer.report()
+        print("server offer: sent \(report.sentAudioPackets), streams \(report.streams.map { "\($0.ssrc) mid \($0.mid ?? "-") \($0.streamID ?? "-") pkts \($0.packets) tone \($0.tone?.dominantFrequency ?? 0)" })")
+        XCTAssertEqual(report.srtpProfile, .aeadAES128GCM)
+        let stream = try XCTUnwrap(report.stream(ssrc: forwardedSSRC), "\(report)")
+        XCTAssertEqual(stream.mid, "1")
+        XCTAssertEqual(stream.streamID, "dave/desk")
+        XCTAssertLessThanOrEqual(report.sentAudioPackets - stream.packets, 2)
+        XCTAssertTrue(try XCTUnwrap(stream.tone).matches(frequency: 880), "\(stream)")
+        XCTAssertEqual(report.srtpUnprotectFailures, 0)
     }
 }

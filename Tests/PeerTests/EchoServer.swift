@@ -28,6 +28,8 @@ final class EchoServer {
     private var endpoints: [ICESessionID: DTLSEndpoint] = [:]
     private var sessions: [ICESessionID: SRTPSession] = [:]
     private var scratch = [UInt8](repeating: 0, count: 1500)
+    /// When set (server-offer test), every echoed packet goes out on this SSRC instead.
+    private var fixedEchoSSRC: UInt32?
     private let lock = NSLock()
     private var statsStorage = Stats()
 
@@ -95,6 +97,46 @@ final class EchoServer {
         return try builder.answer(to: offer).sdp
     }
 
+    /// A server-initiated session (§9: the server offers the forwarded tracks): `sections` of
+    /// the real `SFUOfferBuilder` with ice-lite and setup:actpass. Returns the offer; feed the
+    /// peer's answer to `accept(answer:)`. Echoed packets go out on `echoSSRC`.
+    func offer(sections: [SFUOfferBuilder.Section], echoSSRC: UInt32,
+               adjust: (inout SessionDescription) -> Void = { _ in }) throws -> String {
+        let ufrag = "echo" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
+        let password = "echoServerPassword0123456789"
+        pendingCredentials = (ufrag, password)
+        run { _ in self.fixedEchoSSRC = echoSSRC }
+        let candidate = try ICECandidate(attributeValue: try XCTUnwrapOrThrow(media.candidateAttribute()))
+        let transport = SFUTransportParameters(
+            iceUfrag: ufrag, icePwd: password,
+            fingerprint: Fingerprint(hashFunction: "sha-256", bytes: certificate.sha256Fingerprint.bytes),
+            candidates: [candidate])
+        var description = SFUOfferBuilder(transport: transport, sessionID: "4343").offer(sections: sections)
+        adjust(&description)
+        return description.serialized
+    }
+
+    private var pendingCredentials: (ufrag: String, password: String)?
+
+    /// Takes the device's answer to `offer(sections:)`: registers the ICE-lite session with its
+    /// ufrag and a DTLS server endpoint expecting its fingerprint.
+    func accept(answer text: String) throws {
+        let answer = try SessionDescription(parsing: text)
+        guard let credentials = pendingCredentials, let first = answer.media.first(where: { !$0.isRejected }),
+              let remoteUfrag = answer.iceUfrag(for: first),
+              let fingerprint = try answer.fingerprints(for: first).first else { throw PeerError.invalidRemoteDescription("answer") }
+        guard try answer.setup(for: first) == .active else { throw PeerError.invalidRemoteDescription("expected setup:active") }
+        let endpoint = try DTLSEndpoint(role: .server, context: context,
+                                        expectedRemoteFingerprint: DTLSFingerprint(algorithm: .sha256, bytes: fingerprint.bytes))
+        let remotePassword = answer.icePwd(for: first)
+        let session: ICESessionID = try run { loop in
+            Result { try loop.ice.register(localUfrag: credentials.ufrag, localPassword: credentials.password,
+                                           remoteUfrag: remoteUfrag, remotePassword: remotePassword,
+                                           now: MediaLoop.monotonicMilliseconds()) }
+        }.get()
+        run { _ in self.endpoints[session] = endpoint }
+    }
+
     // MARK: - Loop thread.
 
     private func handle(_ outputs: [DTLSOutput], session: ICESessionID, loop: MediaLoop) {
@@ -119,7 +161,9 @@ final class EchoServer {
         let echoed: Int? = scratch.withUnsafeMutableBytes { buffer -> Int? in
             buffer.copyMemory(from: bytes)
             guard let length = try? srtp.unprotectRTP(buffer, length: bytes.count), length >= 12 else { return nil }
-            for i in 8..<12 { buffer[i] ^= UInt8(truncatingIfNeeded: Self.ssrcMask >> UInt32(8 * (11 - i))) }
+            let ssrc = UInt32(buffer[8]) << 24 | UInt32(buffer[9]) << 16 | UInt32(buffer[10]) << 8 | UInt32(buffer[11])
+            let echoSSRC = fixedEchoSSRC ?? ssrc ^ Self.ssrcMask
+            for i in 8..<12 { buffer[i] = UInt8(truncatingIfNeeded: echoSSRC >> UInt32(8 * (11 - i))) }
             guard let protected = try? srtp.protectRTP(buffer, length: length) else { return nil }
             _ = loop.send(UnsafeRawBufferPointer(rebasing: buffer[0..<protected]), to: session)
             return protected
