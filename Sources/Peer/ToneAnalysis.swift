@@ -4,14 +4,14 @@ import Foundation
 ///
 /// The frequency comes from a Goertzel scan (Goertzel 1958; one DFT bin per candidate
 /// frequency, O(N) each) over 200–4000 Hz in 10 Hz steps on the last 100 ms, refined to 1 Hz
-/// around the best coarse bin over the whole block. That is plenty for telling peers apart (their tones are ≥ 50 Hz apart) and
+/// around the best coarse bin on the last 250 ms. RMS covers the whole block. That is plenty for telling peers apart (their tones are ≥ 50 Hz apart) and
 /// for checking that Opus round-tripped the tone.
 public struct ToneAnalysis: Sendable, Equatable {
     /// Root mean square of the samples, in 16-bit units.
     public var rms: Double
     /// Frequency (Hz) with the most energy in the scanned band.
     public var dominantFrequency: Double
-    /// Share of the signal's energy in the dominant bin, 0…1 (a clean sine ≈ 1; noise ≪ 1).
+    /// Share of the last 250 ms's energy in the dominant bin, 0…1 (a clean sine ≈ 1; noise ≪ 1).
     public var purity: Double
     public var sampleCount: Int
 
@@ -39,17 +39,22 @@ public struct ToneAnalysis: Sendable, Equatable {
             if p > best.power { best = (f, p) }
             f += 10
         }
+        // Fine scan (1 Hz steps) on the last 250 ms: the peak of a single tone's spectrum sits
+        // at its frequency whatever the block length; a longer block only separates close
+        // tones, which the coarse step already did.
+        let block = Array(x.suffix(max(1, sampleRate / 4)))
+        let blockEnergy = block.reduce(0) { $0 + $1 * $1 }
         var fine = (frequency: best.frequency, power: -1.0)
         var g = best.frequency - 10
         while g <= best.frequency + 10 {
-            let p = Self.goertzelPower(x, frequency: g, sampleRate: Double(sampleRate))
+            let p = Self.goertzelPower(block, frequency: g, sampleRate: Double(sampleRate))
             if p > fine.power { fine = (g, p) }
             g += 1
         }
         dominantFrequency = fine.frequency
         // |X(f)|² of a sine of amplitude A over N samples is (A·N/2)²; its energy is A²·N/2.
         // So the bin power × 2 / N over the total energy is the sine's share of the energy.
-        purity = energy > 0 ? min(1, (2 * fine.power / Double(x.count)) / energy) : 0
+        purity = blockEnergy > 0 ? min(1, (2 * fine.power / Double(block.count)) / blockEnergy) : 0
     }
 
     /// The first channel of interleaved samples.
@@ -63,10 +68,12 @@ public struct ToneAnalysis: Sendable, Equatable {
         let w = 2 * Double.pi * frequency / sampleRate
         let coefficient = 2 * cos(w)
         var s1 = 0.0, s2 = 0.0
-        for sample in x {
-            let s0 = sample + coefficient * s1 - s2
-            s2 = s1
-            s1 = s0
+        x.withUnsafeBufferPointer { samples in
+            for sample in samples {
+                let s0 = sample + coefficient * s1 - s2
+                s2 = s1
+                s1 = s0
+            }
         }
         return s1 * s1 + s2 * s2 - coefficient * s1 * s2
     }

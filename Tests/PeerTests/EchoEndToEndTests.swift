@@ -131,5 +131,22 @@ final class ServerOfferEndToEndTests: XCTestCase {
         XCTAssertLessThanOrEqual(report.sentAudioPackets - stream.packets, 2)
         XCTAssertTrue(try XCTUnwrap(stream.tone).matches(frequency: 880), "\(stream)")
         XCTAssertEqual(report.srtpUnprotectFailures, 0)
+
+        // Renegotiation (a member publishes video): same transport, one more forwarded track.
+        let video = ForwardedTrack(streamID: "erin/pc", trackID: "erin-video", ssrc: 0xE0E0_0001, rtxSSRC: 0xE0E0_0002, cname: "erin")
+        let second = try server.offer(sections: [.init(mid: "0", kind: .audio, track: nil),
+                                                 .init(mid: "1", kind: .audio, track: forwarded),
+                                                 .init(mid: "2", kind: .video, track: video)],
+                                      echoSSRC: forwardedSSRC) { $0.media[0].direction = .recvonly }
+        let secondAnswer = try SessionDescription(parsing: try peer.answer(remoteOffer: second))
+        XCTAssertEqual(secondAnswer.media.map(\.direction), [.sendonly, .recvonly, .recvonly])
+        XCTAssertEqual(try secondAnswer.bundleGroup()?.mids, ["0", "1", "2"])
+        XCTAssertEqual(peer.report().state, .connected)
+        // An ICE restart (new ufrag) is refused with a typed error, and the session stays up.
+        let restart = second.replacingOccurrences(of: "a=ice-ufrag:echo", with: "a=ice-ufrag:new")
+        XCTAssertThrowsError(try peer.answer(remoteOffer: restart)) {
+            XCTAssertEqual(($0 as? PeerError)?.code, "invalidRemoteDescription")
+        }
+        XCTAssertEqual(peer.report().state, .connected)
     }
 }

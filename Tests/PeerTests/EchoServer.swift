@@ -102,7 +102,8 @@ final class EchoServer {
     /// peer's answer to `accept(answer:)`. Echoed packets go out on `echoSSRC`.
     func offer(sections: [SFUOfferBuilder.Section], echoSSRC: UInt32,
                adjust: (inout SessionDescription) -> Void = { _ in }) throws -> String {
-        let ufrag = "echo" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
+        // Renegotiation keeps the transport (no ICE restart): same credentials as before.
+        let ufrag = pendingCredentials?.ufrag ?? "echo" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
         let password = "echoServerPassword0123456789"
         pendingCredentials = (ufrag, password)
         run { _ in self.fixedEchoSSRC = echoSSRC }
