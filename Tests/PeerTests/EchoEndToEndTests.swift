@@ -150,3 +150,28 @@ final class ServerOfferEndToEndTests: XCTestCase {
         XCTAssertEqual(peer.report().state, .connected)
     }
 }
+
+/// A forged certificate fingerprint in the answer must stop the session before any media.
+final class FingerprintMismatchTests: XCTestCase {
+    func testWrongServerFingerprintFailsDTLS() throws {
+        let loop = EventLoop(name: "peer-mismatch")
+        loop.start()
+        defer { loop.stop() }
+        let server = try EchoServer()
+        defer { server.stop() }
+        let peer = try SyntheticPeer(configuration: SyntheticPeer.Configuration(name: "mallory/x"), loop: loop)
+        defer { peer.close() }
+        let answer = try server.answer(offer: try peer.createOffer())
+        let real = server.certificate.sha256Fingerprint.hex
+        let forged = String(real.prefix(real.count - 2)) + (real.hasSuffix("00") ? "01" : "00")
+        try peer.setRemoteAnswer(answer.replacingOccurrences(of: real, with: forged))
+        XCTAssertThrowsError(try peer.waitUntilConnected(timeout: 10)) {
+            XCTAssertEqual(($0 as? PeerError)?.code, "invalidState")
+        }
+        let report = peer.report()
+        XCTAssertEqual(report.state, .failed)
+        XCTAssertNil(report.srtpProfile)
+        XCTAssertTrue(report.failure?.contains("DTLS") == true, "\(report.failure ?? "-")")
+        print("forged fingerprint: \(report.failure ?? "-")")
+    }
+}
