@@ -6,7 +6,9 @@ import Foundation
 /// `GMainContext`: every callback below runs on the thread iterating that context.
 ///
 /// Only host candidates on the given local addresses: no STUN/TURN server, UPnP and ICE-TCP
-/// off (see `sb_nice_agent_new_controlling`). Create, use and `close()` on the context's thread.
+/// off (see `sb_nice_agent_new_controlling_options`). With `consentFreshness` libnice sends
+/// RFC 7675 consent checks (authenticated binding requests) on the selected pair, which is what
+/// keeps an ICE-lite server's 30 s consent alive. Create, use and `close()` on the context's thread.
 final class NiceAgentHandle {
     /// Component state changes (`NiceComponentState` raw values).
     var onStateChange: (UInt32) -> Void = { _ in }
@@ -23,9 +25,12 @@ final class NiceAgentHandle {
 
     static let component: guint = 1
 
-    init(context: OpaquePointer, localAddresses: [String], regularNomination: Bool) throws(PeerError) {
+    init(context: OpaquePointer, localAddresses: [String], regularNomination: Bool, consentFreshness: Bool) throws(PeerError) {
         self.context = context
-        guard let agent = sb_nice_agent_new_controlling(context, regularNomination ? 1 : 0) else {
+        var options = NICE_AGENT_OPTION_NONE.rawValue
+        if regularNomination { options |= NICE_AGENT_OPTION_REGULAR_NOMINATION.rawValue }
+        if consentFreshness { options |= NICE_AGENT_OPTION_CONSENT_FRESHNESS.rawValue }
+        guard let agent = sb_nice_agent_new_controlling_options(context, NiceAgentOption(rawValue: options)) else {
             throw .ice("nice_agent_new_full failed")
         }
         for host in localAddresses {

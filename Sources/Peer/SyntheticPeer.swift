@@ -28,6 +28,9 @@ public final class SyntheticPeer: @unchecked Sendable {
         public var opusBitrate: Int32
         /// Regular nomination (as Chromium) or aggressive.
         public var regularNomination: Bool
+        /// RFC 7675 consent checks every few seconds (as browsers); off = libnice's 25 s binding
+        /// indications, which an ICE-lite server does not count: it would expire us after 30 s.
+        public var consentFreshness: Bool
         /// Local addresses libnice gathers host candidates on.
         public var localAddresses: [String]
         public var srtpProfiles: [DTLSSRTPProfile]
@@ -36,7 +39,7 @@ public final class SyntheticPeer: @unchecked Sendable {
 
         public init(name: String, audioFrequency: Double = 440, sendAudio: Bool = true, sendVideo: Bool = false,
                     videoKeyframeInterval: Int = 50, opusBitrate: Int32 = OpusAudioEncoder.defaultBitrate,
-                    regularNomination: Bool = true, localAddresses: [String] = ["127.0.0.1"],
+                    regularNomination: Bool = true, consentFreshness: Bool = true, localAddresses: [String] = ["127.0.0.1"],
                     srtpProfiles: [DTLSSRTPProfile] = [.aeadAES128GCM, .aes128CMHMACSHA180],
                     analysisWindowMilliseconds: Int = 1000) {
             self.name = name
@@ -46,6 +49,7 @@ public final class SyntheticPeer: @unchecked Sendable {
             self.videoKeyframeInterval = videoKeyframeInterval
             self.opusBitrate = opusBitrate
             self.regularNomination = regularNomination
+            self.consentFreshness = consentFreshness
             self.localAddresses = localAddresses
             self.srtpProfiles = srtpProfiles
             self.analysisWindowMilliseconds = analysisWindowMilliseconds
@@ -120,9 +124,11 @@ public final class SyntheticPeer: @unchecked Sendable {
         let context = loop.glibContext
         let addresses = configuration.localAddresses
         let regular = configuration.regularNomination
+        let consent = configuration.consentFreshness
         let created: Result<NiceAgentHandle, PeerError> = Self.runOnLoop(loop) {
             do throws(PeerError) {
-                return .success(try NiceAgentHandle(context: context, localAddresses: addresses, regularNomination: regular))
+                return .success(try NiceAgentHandle(context: context, localAddresses: addresses, regularNomination: regular,
+                                                     consentFreshness: consent))
             } catch { return .failure(error) }
         }
         nice = try created.get()

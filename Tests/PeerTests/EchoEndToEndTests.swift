@@ -1,5 +1,6 @@
 import DTLS
 import Foundation
+import ICE
 import IO
 import Peer
 import SDP
@@ -173,5 +174,39 @@ final class FingerprintMismatchTests: XCTestCase {
         XCTAssertNil(report.srtpProfile)
         XCTAssertTrue(report.failure?.contains("DTLS") == true, "\(report.failure ?? "-")")
         print("forged fingerprint: \(report.failure ?? "-")")
+    }
+}
+
+/// RFC 7675: an ICE-lite server counts only authenticated checks as consent and drops a peer
+/// after 30 s without one. With consent freshness libnice sends them every few seconds; with
+/// it off, libnice only sends 25 s binding indications and the server hears nothing.
+final class ConsentFreshnessTests: XCTestCase {
+    func testConsentChecksKeepArrivingAfterConnect() throws {
+        let loop = EventLoop(name: "peer-consent")
+        loop.start()
+        defer { loop.stop() }
+        let server = try EchoServer()
+        defer { server.stop() }
+        var peers: [SyntheticPeer] = []
+        defer { for peer in peers { peer.close() } }
+        var sessions: [ICESessionID] = []
+        for consent in [true, false] {
+            let peer = try SyntheticPeer(configuration: SyntheticPeer.Configuration(name: "consent-\(consent)", consentFreshness: consent),
+                                         loop: loop)
+            peers.append(peer)
+            try peer.setRemoteAnswer(try server.answer(offer: try peer.createOffer()))
+            sessions.append(try XCTUnwrap(server.lastSession))
+        }
+        for peer in peers { try peer.waitUntilConnected(timeout: 10) }
+        let before = server.stats.validatedChecks
+        // 7 s: longer than libnice's consent interval (RFC 7675 §5.1: 4–6 s randomised).
+        Thread.sleep(forTimeInterval: 7)
+        let after = server.stats.validatedChecks
+        let withConsent = after[sessions[0], default: 0] - before[sessions[0], default: 0]
+        let without = after[sessions[1], default: 0] - before[sessions[1], default: 0]
+        print("authenticated checks in 7 s after connect: consent freshness \(withConsent), without \(without)")
+        XCTAssertGreaterThanOrEqual(withConsent, 1)
+        XCTAssertEqual(without, 0, "libnice's default keepalives are indications, not consent")
+        for peer in peers { XCTAssertEqual(peer.report().state, .connected) }
     }
 }

@@ -19,7 +19,12 @@ final class EchoServer {
         var unprotectFailures: UInt64 = 0
         var profiles: [DTLSSRTPProfile] = []
         var dtlsFailures: [String] = []
+        /// Authenticated connectivity/consent checks per ICE session (RFC 7675 §5.1).
+        var validatedChecks: [ICESessionID: Int] = [:]
     }
+
+    /// The ICE session registered by the last `answer(offer:)`.
+    private(set) var lastSession: ICESessionID?
 
     let media: MediaLoop
     let certificate: DTLSCertificate
@@ -45,6 +50,11 @@ final class EchoServer {
             handle(endpoint.handle(datagram: bytes, now: now), session: session, loop: loop)
         }
         media.onRTP = { [unowned self] loop, session, bytes, _ in echo(bytes, session: session, loop: loop) }
+        media.onICEEvent = { [unowned self] _, event, _ in
+            if case .checkValidated(let session, _, _) = event {
+                lock.lock(); statsStorage.validatedChecks[session, default: 0] += 1; lock.unlock()
+            }
+        }
         media.onTimer = { [unowned self] loop, now in
             for (session, endpoint) in endpoints {
                 if let deadline = endpoint.nextTimeout, deadline <= now {
@@ -78,6 +88,7 @@ final class EchoServer {
                                            remotePassword: remotePassword, now: MediaLoop.monotonicMilliseconds()) }
         }.get()
         run { _ in self.endpoints[session] = endpoint }
+        lastSession = session
 
         let candidate = try ICECandidate(attributeValue: try XCTUnwrapOrThrow(media.candidateAttribute()))
         let transport = SFUTransportParameters(
