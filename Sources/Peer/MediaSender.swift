@@ -27,6 +27,9 @@ final class MediaSender {
     /// Monotonic ms of the next 20 ms tick.
     private(set) var nextTick: Int64
     private(set) var skippedTicks: UInt64 = 0
+    /// Per SSRC, for sender reports (RFC 3550 §6.4.1): packets and payload octets sent, and the
+    /// last RTP timestamp with its send time (monotonic µs).
+    private(set) var sent: [UInt32: (packets: UInt32, octets: UInt32, timestamp: UInt32, at: Int64, clockRate: UInt32)] = [:]
 
     init(tracks: [PeerTrack], frequency: Double, bitrate: Int32, keyframeInterval: Int, start: Int64) throws(PeerError) {
         audioTrack = tracks.first { $0.codec == .opus }
@@ -77,6 +80,23 @@ final class MediaSender {
             nextTick += frame
         }
         return out
+    }
+
+    /// Records a packet that left, for the next sender report.
+    func recordSent(_ item: Outgoing, nowMicroseconds: Int64) {
+        var entry = sent[item.ssrc] ?? (0, 0, item.timestamp, nowMicroseconds, item.codec.clockRate)
+        entry.packets &+= 1
+        entry.octets &+= UInt32(truncatingIfNeeded: item.payload.count)
+        entry.timestamp = item.timestamp
+        entry.at = nowMicroseconds
+        sent[item.ssrc] = entry
+    }
+
+    /// The RTP timestamp that corresponds to `nowMicroseconds` on `ssrc`'s clock.
+    func rtpTimestamp(for ssrc: UInt32, nowMicroseconds: Int64) -> UInt32? {
+        guard let entry = sent[ssrc] else { return nil }
+        let elapsed = max(0, nowMicroseconds - entry.at)
+        return entry.timestamp &+ UInt32(truncatingIfNeeded: elapsed * Int64(entry.clockRate) / 1_000_000)
     }
 
     /// The next sequence number for `ssrc`.

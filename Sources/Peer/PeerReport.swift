@@ -62,6 +62,13 @@ public struct PeerReport: Sendable, Equatable {
     /// Received SRTP that failed authentication/replay checks, and SRTCP packets received.
     public var srtpUnprotectFailures: UInt64
     public var rtcpPackets: UInt64
+    /// Compound RTCP packets we sent (SR or RR + SDES, RFC 3550 §6.1).
+    public var rtcpSent: UInt64
+    /// Sender reports received, and report blocks about our SSRCs received.
+    public var senderReportsReceived: UInt64
+    public var reportBlocksReceived: UInt64
+    /// Latest RTT from a report block's LSR/DLSR (RFC 3550 §6.4.1), ms.
+    public var roundTripMilliseconds: Double?
     /// Datagrams that were neither DTLS nor RTP/RTCP (RFC 7983), or arrived before keys.
     public var droppedDatagrams: UInt64
     /// Per remote SSRC, sorted by SSRC.

@@ -22,6 +22,8 @@ final class StreamReceiver {
     private var keyframes: UInt64 = 0
     private var malformedDescriptors: UInt64 = 0
     private let channels = 2
+    /// Middle 32 bits of the last SR's NTP time from this source and its arrival (µs), for LSR/DLSR.
+    var lastSenderReport: (middle: UInt32, arrivalMicroseconds: Int64)?
 
     init(ssrc: UInt32, payloadType: UInt8, codec: PeerTrack.Codec?, analysisSamples: Int) {
         self.ssrc = ssrc
@@ -54,6 +56,16 @@ final class StreamReceiver {
         case nil:
             break
         }
+    }
+
+    /// RFC 3550 §6.4.1 report block for this source; starts a new fraction-lost interval.
+    func reportBlock(nowMicroseconds: Int64) -> RTCPReportBlock {
+        var lsr: UInt32 = 0, dlsr: UInt32 = 0
+        if let last = lastSenderReport {
+            lsr = last.middle
+            dlsr = UInt32(clamping: (nowMicroseconds - last.arrivalMicroseconds) * 65_536 / 1_000_000)
+        }
+        return stats.makeReportBlock(ssrc: ssrc, lastSenderReport: lsr, delaySinceLastSenderReport: dlsr)
     }
 
     var report: ReceivedStreamReport {

@@ -18,12 +18,11 @@ extension SyntheticPeer {
             guard let srtp, bytes.count >= 2 else { counters.droppedDatagrams += 1; return }
             var packet = Array(bytes)
             if (192...223).contains(bytes[1]) {  // RTCP packet types 192–223 (RFC 5761 §4)
-                do {
-                    try srtp.unprotectRTCP(&packet)
-                    counters.rtcpPackets += 1
-                } catch {
+                do { try srtp.unprotectRTCP(&packet) } catch {
                     counters.srtpUnprotectFailures += 1
+                    return
                 }
+                receiveRTCP(packet)
                 return
             }
             do { try srtp.unprotectRTP(&packet) } catch {
@@ -76,6 +75,7 @@ extension SyntheticPeer {
                                            remoteKey: keys.remoteKey, remoteSalt: keys.remoteSalt)
                     srtpProfile = keys.profile
                     state = .connected
+                    scheduleRTCP()
                     publish()
                 } catch {
                     fail("SRTP session: \(error)")
@@ -147,6 +147,7 @@ extension SyntheticPeer {
                 continue
             }
             if send(packet) {
+                sender.recordSent(item, nowMicroseconds: EventLoop.monotonicMicroseconds())
                 switch item.codec {
                 case .opus: counters.sentAudioPackets += 1
                 case .vp8:

@@ -96,7 +96,11 @@ public final class SyntheticPeer: @unchecked Sendable {
     var sendTimer: TimerHandle?
     var counters = PeerReport(state: .new, failure: nil, srtpProfile: nil, sentAudioPackets: 0, sentVideoPackets: 0,
                               sentVideoFrames: 0, sentBytes: 0, skippedFrames: 0, sendFailures: 0,
-                              srtpUnprotectFailures: 0, rtcpPackets: 0, droppedDatagrams: 0, streams: [])
+                              srtpUnprotectFailures: 0, rtcpPackets: 0, rtcpSent: 0, senderReportsReceived: 0,
+                              reportBlocksReceived: 0, roundTripMilliseconds: nil, droppedDatagrams: 0, streams: [])
+    var rtcpTimer: TimerHandle?
+    /// Sender SSRC of receiver reports when the peer sends no media (RFC 3550 §6.4.2).
+    let receiveOnlySSRC = UInt32.random(in: 1...UInt32.max)
 
     // Cross-thread: what the blocking waits look at.
     let condition = NSCondition()
@@ -256,6 +260,8 @@ public final class SyntheticPeer: @unchecked Sendable {
             sendTimer = nil
             dtlsTimer?.cancel()
             dtlsTimer = nil
+            rtcpTimer?.cancel()
+            rtcpTimer = nil
             sender = nil
             if let dtls, dtls.state == .connected {
                 for output in dtls.close(now: EventLoop.monotonicMilliseconds()) { if case .send(let bytes) = output { send(bytes) } }

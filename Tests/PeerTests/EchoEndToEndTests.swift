@@ -3,6 +3,7 @@ import Foundation
 import ICE
 import IO
 import Peer
+import RTP
 import SDP
 import XCTest
 
@@ -27,6 +28,39 @@ final class EchoEndToEndTests: XCTestCase {
         XCTAssertGreaterThan(tone.purity, 0.5, "a clean sine after the Opus round trip: \(tone)")
     }
 
+    /// The peer's RTCP (SR + SDES every second, RFC 3550 §6) is valid SRTCP that the server's
+    /// RTCP parser reads, its report blocks describe the echoed stream, and the RR the harness
+    /// returns gives the peer an RTT from LSR/DLSR.
+    func testRTCPSenderReportsAndRoundTrip() throws {
+        var server: EchoServer?
+        let report = try runEcho(configuration: SyntheticPeer.Configuration(name: "rtcp/peer", audioFrequency: 440)) { server = $0 }
+        let stats = try XCTUnwrap(server).stats
+        XCTAssertEqual(stats.rtcpFailures, 0)
+        let track = report.streams.first { $0.codec == .opus }
+        let echoedSSRC = try XCTUnwrap(track?.ssrc)
+        let ownSSRC = echoedSSRC ^ EchoServer.ssrcMask
+        let senderReports = stats.rtcp.compactMap { packet -> RTCPSenderReport? in
+            if case .senderReport(let sr) = packet { return sr } else { return nil }
+        }
+        XCTAssertGreaterThanOrEqual(senderReports.count, 1, "≥ 1 SR in 2 s at 1 s intervals")
+        XCTAssertTrue(senderReports.allSatisfy { $0.ssrc == ownSSRC })
+        let last = try XCTUnwrap(senderReports.last)
+        XCTAssertGreaterThan(last.packetCount, 20)
+        XCTAssertLessThanOrEqual(UInt64(last.packetCount), report.sentAudioPackets)
+        let block = try XCTUnwrap(last.reportBlocks.first { $0.ssrc == echoedSSRC }, "\(last)")
+        XCTAssertLessThanOrEqual(block.cumulativeLost, 1)
+        XCTAssertGreaterThan(block.extendedHighestSequenceNumber, 0)
+        let cnames = stats.rtcp.flatMap { packet -> [String] in
+            if case .sourceDescription(let sdes) = packet { return sdes.chunks.compactMap(\.cname) } else { return [] }
+        }
+        XCTAssertTrue(cnames.contains { $0.hasPrefix("rtcp/peer-") }, "\(cnames)")
+        XCTAssertGreaterThanOrEqual(report.rtcpSent, 1)
+        XCTAssertGreaterThanOrEqual(report.reportBlocksReceived, 1)
+        let rtt = try XCTUnwrap(report.roundTripMilliseconds)
+        XCTAssertGreaterThanOrEqual(rtt, 0)
+        print("rtcp: \(senderReports.count) SR, peer got \(report.reportBlocksReceived) blocks, RTT \(String(format: "%.2f", rtt)) ms")
+    }
+
     func testAudioAndVideoEchoWithAggressiveNomination() throws {
         var configuration = SyntheticPeer.Configuration(name: "bob/phone", audioFrequency: 700, sendVideo: true,
                                                         videoKeyframeInterval: 10)
@@ -46,12 +80,14 @@ final class EchoEndToEndTests: XCTestCase {
     }
 
     /// Offer → echo answer → connect → send ~2 s → stop → report, with the common assertions.
-    private func runEcho(configuration: SyntheticPeer.Configuration) throws -> PeerReport {
+    private func runEcho(configuration: SyntheticPeer.Configuration,
+                         inspect: (EchoServer) -> Void = { _ in }) throws -> PeerReport {
         let loop = EventLoop(name: "peer-\(configuration.name)")
         loop.start()
         defer { loop.stop() }
         let server = try EchoServer()
         defer { server.stop() }
+        defer { inspect(server) }
         let peer = try SyntheticPeer(configuration: configuration, loop: loop)
         defer { peer.close() }
 

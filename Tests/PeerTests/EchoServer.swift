@@ -3,6 +3,7 @@ import Foundation
 import ICE
 import Media
 import Peer
+import RTP
 import SDP
 import SRTP
 
@@ -21,7 +22,13 @@ final class EchoServer {
         var dtlsFailures: [String] = []
         /// Authenticated connectivity/consent checks per ICE session (RFC 7675 §5.1).
         var validatedChecks: [ICESessionID: Int] = [:]
+        /// Every RTCP packet the peers sent (parsed with the RTP module), and SRTCP failures.
+        var rtcp: [RTCPPacket] = []
+        var rtcpFailures: UInt64 = 0
     }
+
+    /// SSRC of the receiver reports the harness answers sender reports with.
+    static let reporterSSRC: UInt32 = 0xEC40_0001
 
     /// The ICE session registered by the last `answer(offer:)`.
     private(set) var lastSession: ICESessionID?
@@ -50,6 +57,7 @@ final class EchoServer {
             handle(endpoint.handle(datagram: bytes, now: now), session: session, loop: loop)
         }
         media.onRTP = { [unowned self] loop, session, bytes, _ in echo(bytes, session: session, loop: loop) }
+        media.onRTCP = { [unowned self] loop, session, bytes, _ in rtcp(bytes, session: session, loop: loop) }
         media.onICEEvent = { [unowned self] _, event, _ in
             if case .checkValidated(let session, _, _) = event {
                 lock.lock(); statsStorage.validatedChecks[session, default: 0] += 1; lock.unlock()
@@ -183,6 +191,27 @@ final class EchoServer {
         lock.lock()
         if echoed != nil { statsStorage.echoed += 1 } else { statsStorage.unprotectFailures += 1 }
         lock.unlock()
+    }
+
+    /// Records the peer's RTCP and answers each sender report with a receiver report whose
+    /// block carries LSR = the SR's NTP middle bits and DLSR = 0, so the peer can compute RTT.
+    private func rtcp(_ bytes: UnsafeRawBufferPointer, session: ICESessionID, loop: MediaLoop) {
+        guard let srtp = sessions[session] else { return }
+        var packet = Array(bytes)
+        guard (try? srtp.unprotectRTCP(&packet)) != nil, let parsed = try? RTCPCompound.parse(packet) else {
+            lock.lock(); statsStorage.rtcpFailures += 1; lock.unlock()
+            return
+        }
+        lock.lock(); statsStorage.rtcp += parsed; lock.unlock()
+        for case .senderReport(let report) in parsed {
+            let block = RTCPReportBlock(ssrc: report.ssrc, fractionLost: 0, cumulativeLost: 0, extendedHighestSequenceNumber: 0,
+                                        jitter: 0, lastSenderReport: NTPTime.middle32(report.ntpTimestamp),
+                                        delaySinceLastSenderReport: 0)
+            guard var reply = try? RTCPCompound.serialize([.receiverReport(RTCPReceiverReport(ssrc: Self.reporterSSRC, reportBlocks: [block]))]) else { continue }
+            reply.reserveCapacity(reply.count + srtp.profile.rtcpOverhead)
+            guard (try? srtp.protectRTCP(&reply)) != nil else { continue }
+            loop.send(reply, to: session)
+        }
     }
 
     /// Runs `work` on the media loop thread and waits for its result.
