@@ -8,16 +8,49 @@ public enum PeerSDP {
     public static let midExtensionID: UInt8 = 4
     static let proto = "UDP/TLS/RTP/SAVPF"
 
-    /// An offer for `tracks` (each sendrecv: the SFU answers recvonly, RFC 8829 §5.3.1; an
-    /// echo harness may answer sendrecv). `a=setup:actpass` as RFC 5763 §5 requires of offers.
+    /// One media section of an offer, in m-line order.
+    public enum OfferSection: Sendable, Equatable {
+        /// One of our tracks (sendrecv: the SFU answers recvonly, RFC 8829 §5.3.1; an echo
+        /// harness may answer sendrecv).
+        case send(PeerTrack)
+        /// A section the other side added (a forwarded track) that we keep receiving on.
+        case receive(mid: String, codec: PeerTrack.Codec, payloadType: UInt8, midExtensionID: UInt8?)
+        /// A section that stays in the m-line list but is stopped (port 0).
+        case rejected(mid: String, media: String)
+    }
+
+    /// An initial offer for `tracks`. `a=setup:actpass` as RFC 5763 §5 requires of offers.
     public static func offer(transport: PeerTransport, tracks: [PeerTrack], sessionID: String,
                              sessionVersion: UInt64) -> String {
-        let sections = tracks.map { track in
-            section(for: track, transport: transport, setup: .actpass, direction: .sendrecv,
-                    payloadType: track.codec.defaultPayloadType, midExtensionID: midExtensionID)
+        offer(transport: transport, sections: tracks.map { .send($0) }, sessionID: sessionID, sessionVersion: sessionVersion)
+    }
+
+    /// An offer with explicit sections: a subsequent offer keeps every m-line of the current
+    /// session in its order (RFC 8829 §5.2.2), with ours sending and the rest receiving.
+    public static func offer(transport: PeerTransport, sections: [OfferSection], sessionID: String,
+                             sessionVersion: UInt64) -> String {
+        var media: [MediaDescription] = []
+        var bundle: [String] = []
+        var streamIDs: [String] = []
+        for spec in sections {
+            switch spec {
+            case .send(let track):
+                media.append(section(for: track, transport: transport, setup: .actpass, direction: .sendrecv,
+                                     payloadType: track.codec.defaultPayloadType, midExtensionID: midExtensionID))
+                bundle.append(track.mid)
+                streamIDs.append(track.streamID)
+            case .receive(let mid, let codec, let payloadType, let midExtensionID):
+                media.append(section(for: nil, mid: mid, codec: codec, transport: transport, setup: .actpass,
+                                     direction: .recvonly, payloadType: payloadType, midExtensionID: midExtensionID))
+                bundle.append(mid)
+            case .rejected(let mid, let kind):
+                media.append(MediaDescription(media: kind, port: 0, proto: proto, formats: ["0"],
+                                              connections: [Connection(address: "0.0.0.0")],
+                                              attributes: [SDPAttribute("mid", mid), SDPAttribute("inactive")]))
+            }
         }
-        return description(sessionID: sessionID, sessionVersion: sessionVersion, bundle: tracks.map(\.mid),
-                           streamIDs: tracks.map(\.streamID), media: sections).serialized
+        return description(sessionID: sessionID, sessionVersion: sessionVersion, bundle: bundle, streamIDs: streamIDs,
+                           media: media).serialized
     }
 
     /// Answers an offer (a server-initiated renegotiation, RFC 8829 §5.3): every section whose

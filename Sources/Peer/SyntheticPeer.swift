@@ -34,14 +34,16 @@ public final class SyntheticPeer: @unchecked Sendable {
         /// Local addresses libnice gathers host candidates on.
         public var localAddresses: [String]
         public var srtpProfiles: [DTLSSRTPProfile]
-        /// How much recent decoded audio each stream keeps for the tone check.
+        /// How much recent decoded audio each stream keeps for the tone check (RMS over all of
+        /// it; frequency from its last 250 ms). 500 ms = 48 KB per received stream: keep it small
+        /// for load tests with many subscriptions.
         public var analysisWindowMilliseconds: Int
 
         public init(name: String, audioFrequency: Double = 440, sendAudio: Bool = true, sendVideo: Bool = false,
                     videoKeyframeInterval: Int = 50, opusBitrate: Int32 = OpusAudioEncoder.defaultBitrate,
                     regularNomination: Bool = true, consentFreshness: Bool = true, localAddresses: [String] = ["127.0.0.1"],
                     srtpProfiles: [DTLSSRTPProfile] = [.aeadAES128GCM, .aes128CMHMACSHA180],
-                    analysisWindowMilliseconds: Int = 1000) {
+                    analysisWindowMilliseconds: Int = 500) {
             self.name = name
             self.audioFrequency = audioFrequency
             self.sendAudio = sendAudio
@@ -153,18 +155,42 @@ public final class SyntheticPeer: @unchecked Sendable {
 
     // MARK: - Negotiation (any thread but the loop's).
 
-    /// Our offer with every send track (sendrecv), once host candidates are gathered.
+    /// Our offer, once host candidates are gathered: every send track (sendrecv); after a
+    /// negotiation, every m-line of the session in its order too (RFC 8829 §5.2.2), the
+    /// server's forwarded tracks as recvonly.
     public func createOffer(timeout: TimeInterval = 5) throws(PeerError) -> String {
         try waitFor(timeout: timeout, what: "candidate gathering") { $0.gathered }
         let result: Result<String, PeerError> = onLoop { [self] in
             do throws(PeerError) {
                 let transport = try localTransport(setup: .actpass)
                 sessionVersion += 1
-                return .success(PeerSDP.offer(transport: transport, tracks: tracks, sessionID: sessionID,
+                return .success(PeerSDP.offer(transport: transport, sections: offerSections(), sessionID: sessionID,
                                               sessionVersion: sessionVersion))
             } catch { return .failure(error) }
         }
         return try result.get()
+    }
+
+    /// The m-lines of our next offer: the current session's in order, then new tracks.
+    func offerSections() -> [PeerSDP.OfferSection] {
+        var sections: [PeerSDP.OfferSection] = []
+        var placed = Set<String>()
+        if let remote {
+            for (index, section) in remote.sections.enumerated() {
+                placed.insert(section.mid)
+                if let track = tracks.first(where: { $0.mid == section.mid }) {
+                    sections.append(.send(track))
+                } else if !section.rejected, let (payloadType, codec) = section.payloadTypes.min(by: { $0.key < $1.key }) {
+                    let extensions = (try? remote.sdp.headerExtensions(for: remote.sdp.media[index])) ?? []
+                    sections.append(.receive(mid: section.mid, codec: codec, payloadType: payloadType,
+                                             midExtensionID: extensions.first { $0.knownURI == .mid }?.id))
+                } else {
+                    sections.append(.rejected(mid: section.mid, media: remote.sdp.media[index].media))
+                }
+            }
+        }
+        for track in tracks where !placed.contains(track.mid) { sections.append(.send(track)) }
+        return sections
     }
 
     /// Applies the answer to our offer: ICE credentials and candidates go to libnice (checks
@@ -348,6 +374,8 @@ public final class SyntheticPeer: @unchecked Sendable {
 
     func waitFor(timeout: TimeInterval, what: String,
                  _ predicate: ((gathered: Bool, state: PeerConnectionState)) -> Bool) throws(PeerError) {
+        // Waiting on the loop thread would block the very loop that makes progress.
+        guard !loop.isOnLoopThread else { throw .invalidState("blocking call on the peer's loop thread") }
         let deadline = Date(timeIntervalSinceNow: timeout)
         condition.lock()
         defer { condition.unlock() }

@@ -179,6 +179,12 @@ final class ServerOfferEndToEndTests: XCTestCase {
         XCTAssertEqual(secondAnswer.media.map(\.direction), [.sendonly, .recvonly, .recvonly])
         XCTAssertEqual(try secondAnswer.bundleGroup()?.mids, ["0", "1", "2"])
         XCTAssertEqual(peer.report().state, .connected)
+        // A device re-offer (e.g. after glare) keeps every m-line in order (RFC 8829 §5.2.2).
+        let reoffer = try SessionDescription(parsing: try peer.createOffer())
+        XCTAssertEqual(reoffer.media.map(\.mid), ["0", "1", "2"])
+        XCTAssertEqual(reoffer.media.map(\.direction), [.sendrecv, .recvonly, .recvonly])
+        XCTAssertEqual(reoffer.media.map(\.media), ["audio", "audio", "video"])
+        XCTAssertEqual(try reoffer.bundleGroup()?.mids, ["0", "1", "2"])
         // An ICE restart (new ufrag) is refused with a typed error, and the session stays up.
         let restart = second.replacingOccurrences(of: "a=ice-ufrag:echo", with: "a=ice-ufrag:new")
         XCTAssertThrowsError(try peer.answer(remoteOffer: restart)) {
