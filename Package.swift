@@ -64,7 +64,7 @@ let package = Package(
         .testTarget(name: "DTLSTests", dependencies: ["DTLS", "SRTP"]),
         .testTarget(name: "ICETests", dependencies: ["ICE", "STUN", "CNice"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "CSocket"], swiftSettings: v5),
-        .testTarget(name: "PeerTests", dependencies: ["Peer"], swiftSettings: v5),
+        .testTarget(name: "PeerTests", dependencies: ["Peer", "Media", "ICE", "DTLS", "SRTP", "RTP", "SDP", "IO", "SignalingClient"], swiftSettings: v5),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CNice", "CSRTP", "COpus", "COpenSSL", "CSoup", "CSQLite"]),
     ]
 )

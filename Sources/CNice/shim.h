@@ -21,4 +21,14 @@ static inline NiceAgent *sb_nice_agent_new_controlling(GMainContext *ctx, gboole
         g_object_set(agent, "upnp", FALSE, NULL);
     return agent;
 }
+/* Same with explicit NiceAgentOption flags (e.g. NICE_AGENT_OPTION_CONSENT_FRESHNESS, RFC 7675:
+ * authenticated consent checks every few seconds instead of 25 s binding indications, which
+ * an ICE-lite server would not count as consent). Used by the synthetic peer. */
+static inline NiceAgent *sb_nice_agent_new_controlling_options(GMainContext *ctx, NiceAgentOption options) {
+    NiceAgent *agent = nice_agent_new_full(ctx, NICE_COMPATIBILITY_RFC5245, options);
+    g_object_set(agent, "controlling-mode", TRUE, "ice-tcp", FALSE, NULL);
+    if (g_object_class_find_property(G_OBJECT_GET_CLASS(agent), "upnp"))
+        g_object_set(agent, "upnp", FALSE, NULL);
+    return agent;
+}
 #endif

@@ -1,0 +1,108 @@
+import RTP
+
+/// The send side of a synthetic peer: a 20 ms clock producing Opus frames from the tone and,
+/// every second tick, one VP8-shaped video frame. Pure apart from libopus: `now` in, RTP
+/// packets (unprotected) out.
+final class MediaSender {
+    struct Outgoing {
+        var mid: String
+        var codec: PeerTrack.Codec
+        var ssrc: UInt32
+        var marker: Bool
+        var timestamp: UInt32
+        var payload: [UInt8]
+        var keyframe: Bool
+    }
+
+    let audioTrack: PeerTrack?
+    let videoTrack: PeerTrack?
+    private var tone: ToneGenerator
+    private let encoder: OpusAudioEncoder
+    private var video: VP8Synthesizer?
+    private var audioTimestamp = UInt32.random(in: 0...UInt32.max)
+    private var videoTimestamp = UInt32.random(in: 0...UInt32.max)
+    private var sequenceNumbers: [UInt32: UInt16] = [:]
+    private var tick: UInt64 = 0
+    private var firstAudio = true
+    /// Monotonic ms of the next 20 ms tick.
+    private(set) var nextTick: Int64
+    private(set) var skippedTicks: UInt64 = 0
+    /// Per SSRC, for sender reports (RFC 3550 §6.4.1): packets and payload octets sent, and the
+    /// last RTP timestamp with its send time (monotonic µs).
+    private(set) var sent: [UInt32: (packets: UInt32, octets: UInt32, timestamp: UInt32, at: Int64, clockRate: UInt32)] = [:]
+
+    init(tracks: [PeerTrack], frequency: Double, bitrate: Int32, keyframeInterval: Int, start: Int64) throws(PeerError) {
+        audioTrack = tracks.first { $0.codec == .opus }
+        videoTrack = tracks.first { $0.codec == .vp8 }
+        tone = try ToneGenerator(frequency: frequency)
+        encoder = try OpusAudioEncoder(bitrate: bitrate)
+        if let videoTrack {
+            video = try VP8Synthesizer(keyframeInterval: keyframeInterval, seed: UInt64(videoTrack.ssrc))
+        }
+        for track in tracks { sequenceNumbers[track.ssrc] = UInt16.random(in: 0...UInt16.max) }
+        nextTick = start
+    }
+
+    /// Everything due at `now` (at most `SyntheticPeer.maxCatchUpFrames` ticks; older ticks are
+    /// skipped, with their RTP timestamps advanced as a real sender's clock would).
+    func due(now: Int64) throws(PeerError) -> [Outgoing] {
+        var out: [Outgoing] = []
+        let frame = Int64(OpusAudioEncoder.frameMilliseconds)
+        let behind = (now - nextTick) / frame + 1
+        if behind > Int64(SyntheticPeer.maxCatchUpFrames) {
+            let skip = behind - Int64(SyntheticPeer.maxCatchUpFrames)
+            skippedTicks += UInt64(skip)
+            nextTick += skip * frame
+            audioTimestamp &+= UInt32(truncatingIfNeeded: skip) &* UInt32(encoder.samplesPerFrame)
+            _ = tone.nextFrame(samplesPerChannel: encoder.samplesPerFrame * Int(skip))
+        }
+        while nextTick <= now {
+            if let audioTrack {
+                let pcm = tone.nextFrame(samplesPerChannel: encoder.samplesPerFrame)
+                let payload = try encoder.encode(pcm)
+                // RFC 3551 §4.1: marker on the first packet of a talkspurt.
+                out.append(Outgoing(mid: audioTrack.mid, codec: .opus, ssrc: audioTrack.ssrc, marker: firstAudio,
+                                    timestamp: audioTimestamp, payload: payload, keyframe: false))
+                firstAudio = false
+                audioTimestamp &+= UInt32(encoder.samplesPerFrame)
+            }
+            if let videoTrack, tick % UInt64(SyntheticPeer.audioTicksPerVideoFrame) == 0, var synth = video {
+                let frame = synth.nextFramePayloads()
+                video = synth
+                for (index, payload) in frame.payloads.enumerated() {
+                    out.append(Outgoing(mid: videoTrack.mid, codec: .vp8, ssrc: videoTrack.ssrc,
+                                        marker: index == frame.payloads.count - 1, timestamp: videoTimestamp,
+                                        payload: payload, keyframe: frame.keyframe))
+                }
+                videoTimestamp &+= SyntheticPeer.videoTimestampStep
+            }
+            tick += 1
+            nextTick += frame
+        }
+        return out
+    }
+
+    /// Records a packet that left, for the next sender report.
+    func recordSent(_ item: Outgoing, nowMicroseconds: Int64) {
+        var entry = sent[item.ssrc] ?? (0, 0, item.timestamp, nowMicroseconds, item.codec.clockRate)
+        entry.packets &+= 1
+        entry.octets &+= UInt32(truncatingIfNeeded: item.payload.count)
+        entry.timestamp = item.timestamp
+        entry.at = nowMicroseconds
+        sent[item.ssrc] = entry
+    }
+
+    /// The RTP timestamp that corresponds to `nowMicroseconds` on `ssrc`'s clock.
+    func rtpTimestamp(for ssrc: UInt32, nowMicroseconds: Int64) -> UInt32? {
+        guard let entry = sent[ssrc] else { return nil }
+        let elapsed = max(0, nowMicroseconds - entry.at)
+        return entry.timestamp &+ UInt32(truncatingIfNeeded: elapsed * Int64(entry.clockRate) / 1_000_000)
+    }
+
+    /// The next sequence number for `ssrc`.
+    func nextSequenceNumber(for ssrc: UInt32) -> UInt16 {
+        let value = sequenceNumbers[ssrc] ?? 0
+        sequenceNumbers[ssrc] = value &+ 1
+        return value
+    }
+}

@@ -1,5 +1,0 @@
-import XCTest
-
-final class PeerTestsPlaceholder: XCTestCase {
-    func testModuleBuilds() {}
-}
