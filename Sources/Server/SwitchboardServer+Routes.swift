@@ -25,6 +25,9 @@ extension SwitchboardServer {
             return WebClient.response()
         }
         // DEVELOPMENT ONLY (auth.dev_tokens): anyone becomes any account. 404 when disabled.
+        if config.auth.devTokens {
+            log.warning("auth.dev_tokens is on: POST /v1/dev/token gives anyone a token for any account (development only)", [:])
+        }
         let devSigner = config.auth.devTokens ? (try? config.resolveTokenSecret()).map { TokenSigner(secret: $0) } : nil
         server.route("POST", "/v1/dev/token") { request in
             guard let signer = devSigner else { return .json(404, Data("{\"error\":\"not_found\"}".utf8)) }
