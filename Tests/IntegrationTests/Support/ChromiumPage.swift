@@ -70,11 +70,11 @@ final class ChromiumPage: @unchecked Sendable {
         return (reply["result"] as? [String: Any])?["value"]
     }
 
-    /// Polls `condition` (a JS boolean expression) every 100 ms until true or `timeout`.
+    /// Polls `condition` (a JS expression; a promise is awaited) every 100 ms until true or `timeout`.
     func waitUntil(_ condition: String, timeout: Double = 15) throws {
         let deadline = Date(timeIntervalSinceNow: timeout)
         while true {
-            if (try? evaluate("!!(\(condition))", timeout: 5)) as? Bool == true { return }
+            if (try? evaluate("Promise.resolve(\(condition)).then(v => !!v)", timeout: 5)) as? Bool == true { return }
             if Date() >= deadline {
                 let state = (try? evaluate("JSON.stringify(window.switchboard || null)", timeout: 5)) as? String
                 throw ChromiumError.timeout("\(condition) within \(timeout) s; switchboard = \(state ?? "?")")
