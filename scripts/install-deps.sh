@@ -3,7 +3,8 @@
 # Idempotent; needs root (or sudo) on Debian 12.
 set -euo pipefail
 pkgs=(pkg-config libnice-dev libglib2.0-dev libsrtp2-dev libopus-dev libssl-dev
-      libsoup-3.0-dev libsqlite3-dev)
+      libsoup-3.0-dev libsqlite3-dev
+      chromium coturn)   # browser integration tests: headless Chromium, relay-only ICE via coturn
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -188,7 +188,7 @@ extension WebClient {
             const p = byId.get(r.selectedCandidatePairId);
             const l = p && byId.get(p.localCandidateId), rm = p && byId.get(p.remoteCandidateId);
             out.selected.push({ state: p && p.state, local: l && l.candidateType, remote: rm && rm.candidateType,
-                                localAddress: l && l.address, protocol: l && l.protocol });
+                                localAddress: l && l.address, localPort: l && l.port, protocol: l && l.protocol });
           }
         });
       }

@@ -8,6 +8,8 @@ final class BrowserTURNServer: @unchecked Sendable {
     let port: UInt16
     let secret: String
     let directory: URL
+    /// The UDP ports coturn allocates relayed transport addresses from.
+    let relayPorts: ClosedRange<Int>
     private let process: Process
     private let lock = NSLock()
     private var text = ""
@@ -24,7 +26,8 @@ final class BrowserTURNServer: @unchecked Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         // 200 relay ports from a range derived from the listening port: two tests on one machine
         // rarely collide, and a call needs only a few allocations.
-        let minPort = 40_000 + Int(port % 100) * 200
+        relayPorts = (40_000 + Int(port % 100) * 200) ... (40_000 + Int(port % 100) * 200 + 199)
+        let minPort = relayPorts.lowerBound
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Self.executable)
         p.arguments = [

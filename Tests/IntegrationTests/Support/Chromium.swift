@@ -75,7 +75,8 @@ final class Chromium: @unchecked Sendable {
         }
         let page = try ChromiumPage(loop: loop, url: socketURL)
         pages.append(page)
-        try page.waitUntil("document.readyState === 'complete'", timeout: timeout)
+        // A new tab starts on about:blank (already "complete"): wait for the real document.
+        try page.waitUntil("location.href !== 'about:blank' && document.readyState === 'complete'", timeout: timeout)
         return page
     }
 

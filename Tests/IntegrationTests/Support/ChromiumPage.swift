@@ -58,7 +58,7 @@ final class ChromiumPage: @unchecked Sendable {
     }
 
     /// `Runtime.evaluate` with awaitPromise + returnByValue: the JSON value of `expression`
-    /// (a promise is awaited). A thrown exception becomes ``ChromiumError/javascript(_:)``.
+    /// (a promise is awaited; null/undefined → nil). A thrown exception becomes ``ChromiumError/javascript(_:)``.
     @discardableResult
     func evaluate(_ expression: String, timeout: Double = 15) throws -> Any? {
         let reply = try send("Runtime.evaluate", ["expression": expression, "awaitPromise": true,
@@ -67,7 +67,8 @@ final class ChromiumPage: @unchecked Sendable {
             let exception = details["exception"] as? [String: Any]
             throw ChromiumError.javascript("\(exception?["description"] ?? details["text"] ?? details)")
         }
-        return (reply["result"] as? [String: Any])?["value"]
+        let value = (reply["result"] as? [String: Any])?["value"]
+        return value is NSNull ? nil : value   // JS null and undefined both read as nil
     }
 
     /// Polls `condition` (a JS expression; a promise is awaited) every 100 ms until true or `timeout`.
