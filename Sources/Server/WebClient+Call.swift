@@ -124,7 +124,13 @@ extension WebClient {
       for (const t of stream.getTracks()) pc.addTrack(t, stream);
       const offer = await pc.createOffer();
       const r = await command("call.invite", { callee, sdp: offer.sdp });
-      if (r.status !== "accepted") { closeCallPC(); throw new Error("call refused: " + r.code); }
+      if (r.status !== "accepted") {
+        closeCallPC();
+        // Glare (protocol §6): the callee is already calling us; answer that call instead.
+        const existing = r.code === "glare" && r.snapshot && sb.calls[r.snapshot.callID];
+        if (existing && existing.state === "ringing") { await sb.accept(existing.callID); return existing.callID; }
+        throw new Error("call refused: " + r.code);
+      }
       const c = seen(r);
       Object.assign(tmp, c); sb.calls[r.callID] = tmp;
       tmp.role = "caller"; tmp.peer = callee;

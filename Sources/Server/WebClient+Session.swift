@@ -62,6 +62,7 @@ extension WebClient {
         const hello = { v: 1, type: "hello", token };
         const cursor = sessionStorage.getItem(cursorKey());
         if (cursor) hello.cursor = cursor;
+        sb.resumedFrom = cursor || null;   // what this connection resumed from (tests read it)
         socket.send(JSON.stringify(hello));
       };
       socket.onmessage = (e) => {

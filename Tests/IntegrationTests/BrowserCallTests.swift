@@ -57,6 +57,18 @@ final class BrowserCallTests: BrowserCase {
         XCTAssertEqual(try bobA.evaluate("window.switchboard.calls[\(ChromiumPage.literal(callID))].reason") as? String, "hangup")
         XCTAssertEqual(try callState(bobB, callID), "answeredElsewhere", "the losing tab never rings again")
         XCTAssertNil(try bobA.evaluate("window.switchboard._callPC"), "the peer connection is closed")
+
+        // A reload resumes from the cursor kept in sessionStorage: nothing rings again.
+        try bobB.waitUntil("window.switchboard.cursor && sessionStorage.getItem('sb.cursor.bob/tab-b') === window.switchboard.cursor", timeout: 5)
+        let cursor = try XCTUnwrap(try bobB.evaluate("(() => { const c = sessionStorage.getItem('sb.cursor.bob/tab-b'); location.reload(); return c; })()") as? String)
+        try bobB.waitUntil("window.switchboard && window.switchboard.status === 'signedOut'", timeout: 10)
+        try bobB.evaluate("window.switchboard.signIn('bob', 'tab-b')")
+        try bobB.waitUntil("window.switchboard.status === 'ready'", timeout: 10)
+        XCTAssertEqual(try bobB.evaluate("window.switchboard.resumedFrom") as? String, cursor)
+        Thread.sleep(forTimeInterval: 0.3)
+        XCTAssertEqual(try bobB.evaluate("Object.keys(window.switchboard.calls).length") as? Int, 0,
+                       "no replayed event for the finished call")
+        XCTAssertNil(try bobB.evaluate("document.querySelector('#incoming button.accept')"))
         print("browser P2P call test took \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
     }
 
