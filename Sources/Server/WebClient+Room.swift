@@ -4,7 +4,7 @@ extension WebClient {
     /// the polite peer and rolls back its own pending offer. A <video> per remote stream
     /// (stream id = member `account/device`), removed on room.memberLeft.
     static let roomScript = #"""
-    let roomPC = null, roomGeneration = 0, reofferWanted = false, offering = false;
+    let roomPC = null, roomGeneration = 0, reofferWanted = false, offering = false, answeredDuringOffer = false;
     const memberKey = (m) => m ? (m.account + "/" + m.device) : "";
 
     function renderMembers() {
@@ -23,7 +23,7 @@ extension WebClient {
     /** Sends our offer; retried after a glare once the server's offer is answered. */
     async function roomOffer() {
       if (!roomPC || offering) { reofferWanted = true; return; }
-      offering = true; reofferWanted = false;
+      offering = true; reofferWanted = false; answeredDuringOffer = false;
       const pc = roomPC;
       try {
         const offer = await pc.createOffer();
@@ -44,6 +44,9 @@ extension WebClient {
       } finally {
         offering = false;
         renderMembers();
+        // Our offer was rolled back for a server offer that has been answered meanwhile:
+        // publish again now (the sfu.offer handler could not, an offer was in flight).
+        if (reofferWanted && answeredDuringOffer && pc === roomPC && pc.signalingState === "stable") roomOffer();
       }
     }
 
@@ -55,7 +58,9 @@ extension WebClient {
       sb.room = name; sb.roomState = "joined";
       sb.members = (r.members || []).map(memberKey);
       const pc = roomPC = sb._roomPC = new RTCPeerConnection({ iceServers: [], bundlePolicy: "max-bundle", rtcpMuxPolicy: "require" });
-      for (const t of stream.getTracks()) pc.addTrack(t, stream);
+      // sendonly: we publish on our m-lines and receive on the server's (its offers are
+      // sendonly, so they never take over these transceivers, webrtc-pc §4.4.1.6).
+      for (const t of stream.getTracks()) pc.addTransceiver(t, { direction: "sendonly", streams: [stream] });
       pc.ontrack = (e) => {
         const s = e.streams[0];
         if (!s) return;
@@ -93,6 +98,7 @@ extension WebClient {
       const r = await command("sfu.answer", { room: msg.room, generation: msg.generation, sdp: answer.sdp });
       if (r.status !== "accepted") note("sfu.answer refused: " + r.code);
       else sb.roomState = "negotiated";
+      if (offering) answeredDuringOffer = true;
       renderMembers();
       if (reofferWanted && pc === roomPC) roomOffer();
     };

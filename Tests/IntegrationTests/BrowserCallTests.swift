@@ -51,6 +51,13 @@ final class BrowserCallTests: BrowserCase {
         XCTAssertTrue(server.logLines.contains { $0.contains(callID) && $0.contains("mediaConnected") },
                       "the server logged call.mediaConnected")
 
+        // Mute flips the local tracks; unmute restores them.
+        try alice.evaluate("document.getElementById('mute-audio').click(); document.getElementById('mute-video').click()")
+        XCTAssertEqual(try alice.evaluate("[window.switchboard.audioMuted, window.switchboard.videoMuted]") as? [Bool], [true, true])
+        XCTAssertEqual(try alice.evaluate("window.switchboard._callPC.getSenders().map(s => s.track.enabled)") as? [Bool], [false, false])
+        try alice.evaluate("document.getElementById('mute-audio').click(); document.getElementById('mute-video').click()")
+        XCTAssertEqual(try alice.evaluate("window.switchboard._callPC.getSenders().map(s => s.track.enabled)") as? [Bool], [true, true])
+
         try alice.evaluate("document.getElementById('hangup-btn').click()")
         try waitForCallState(alice, callID, "ended")
         try waitForCallState(bobA, callID, "ended")
@@ -70,6 +77,25 @@ final class BrowserCallTests: BrowserCase {
                        "no replayed event for the finished call")
         XCTAssertNil(try bobB.evaluate("document.querySelector('#incoming button.accept')"))
         print("browser P2P call test took \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
+    }
+
+    func testDeclineInOneTabEndsTheCallForTheCallerAndTheOtherTab() throws {
+        let server = try ServerProcess(settings: ["auth.dev_tokens": "true"])
+        let chromium = try Chromium(loop: loop)
+        defer { chromium.close() }
+        let alice = try openClient(chromium, server, account: "alice", device: "laptop")
+        let bobA = try openClient(chromium, server, account: "bob", device: "tab-a")
+        let bobB = try openClient(chromium, server, account: "bob", device: "tab-b")
+        let callID = try XCTUnwrap(try alice.evaluate("window.switchboard.call('bob')", timeout: 15) as? String)
+        try waitForCallState(bobA, callID, "ringing")
+        try waitForCallState(bobB, callID, "ringing")
+        try bobA.evaluate("document.querySelector('#incoming .ring button.decline').click()")
+        try waitForCallState(bobA, callID, "declined")
+        try waitForCallState(bobB, callID, "declinedElsewhere")
+        try bobB.waitUntil("document.getElementById('incoming').textContent.includes('declined on another device')")
+        try waitForCallState(alice, callID, "ended")
+        XCTAssertEqual(try alice.evaluate("window.switchboard.calls[\(ChromiumPage.literal(callID))].reason") as? String, "declined")
+        XCTAssertNil(try alice.evaluate("window.switchboard._callPC"), "the caller's peer connection is closed")
     }
 
     func testRelayOnlyCallThroughCoturnWithServerIssuedCredentials() throws {
