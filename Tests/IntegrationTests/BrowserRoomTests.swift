@@ -3,8 +3,9 @@ import IO
 import XCTest
 
 /// Three Chromium tabs of the served client in one SFU room: each decodes audio and video
-/// from the others (issue 3, "Integration against the real server binary"). Skips only while
-/// the server binary has no media plane (room.join answered `mediaUnavailable`).
+/// from the others (issue 3, "Integration against the real server binary"). Membership and
+/// leave are checked whenever the server has rooms; the media half is skipped (XCTSkip, after
+/// the membership checks) while the server runs without a media plane (`mediaUnavailable`).
 final class BrowserRoomTests: BrowserCase {
     func testThreeTabsInOneRoomEachDecodeTheOthers() throws {
         let started = Date()
@@ -17,25 +18,40 @@ final class BrowserRoomTests: BrowserCase {
         for (index, page) in pages.enumerated() {
             let outcome = try page.evaluate("window.switchboard.joinRoom('standup').then(() => 'ok', e => e.message)", timeout: 20) as? String
             if outcome?.contains("mediaUnavailable") == true {
-                throw XCTSkip("this server build has no SFU media plane yet (room.join → mediaUnavailable)")
+                throw XCTSkip("this server build has no rooms yet (room.join → mediaUnavailable)")
             }
             XCTAssertEqual(outcome, "ok", "\(names[index])")
         }
         let keys = names.map { "\($0.0)/\($0.1)" }
+        func others(_ index: Int) -> String {
+            keys.enumerated().filter { $0.offset != index }.map { ChromiumPage.literal($0.element) }.joined(separator: ",")
+        }
+        // Membership: each tab lists the two others (from the join result or room.memberJoined).
         for (index, page) in pages.enumerated() {
-            let others = keys.enumerated().filter { $0.offset != index }.map(\.element)
-            let list = others.map { ChromiumPage.literal($0) }.joined(separator: ",")
-            try page.waitUntil("[\(list)].every(k => window.switchboard.members.includes(k))", timeout: 15)
-            // One remote stream per other member (stream id = account/device), each with a <video>.
-            try page.waitUntil("[\(list)].every(k => window.switchboard.remoteStreams.includes(k))", timeout: 20)
-            try assertMediaFlows(page, keys[index])
+            try page.waitUntil("[\(others(index))].every(k => window.switchboard.members.includes(k)) && window.switchboard.members.length === 2", timeout: 15)
+        }
+        // Negotiation settles one way or the other before we look at media.
+        for page in pages {
+            try page.waitUntil("['negotiated', 'mediaUnavailable'].includes(window.switchboard.roomState)", timeout: 20)
+        }
+        let mediaPlane = try pages[0].evaluate("window.switchboard.roomState") as? String == "negotiated"
+        if mediaPlane {
+            for (index, page) in pages.enumerated() {
+                // One remote stream per other member (stream id = account/device), each shown in a <video>.
+                try page.waitUntil("[\(others(index))].every(k => window.switchboard.remoteStreams.includes(k) && document.querySelector('.tile[data-id=\"room:' + k + '\"] video'))", timeout: 20)
+                try assertMediaFlows(page, keys[index])
+            }
         }
 
-        // Mute and leave: carol leaves, the others drop her tile.
+        // Leave: carol goes, the others drop her from the member list and her tile.
         try pages[2].evaluate("window.switchboard.leaveRoom()")
+        XCTAssertEqual(try pages[2].evaluate("window.switchboard.room") as? String, nil)
         for page in pages.prefix(2) {
             try page.waitUntil("!window.switchboard.members.includes('carol/desk')", timeout: 10)
             try page.waitUntil("!document.querySelector('.tile[data-id=\"room:carol/desk\"]')", timeout: 10)
+        }
+        if !mediaPlane {
+            throw XCTSkip("membership checked; media skipped: this server build has no SFU media plane (sfu.offer → mediaUnavailable)")
         }
         print("browser room test took \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
     }
