@@ -43,7 +43,8 @@ let package = Package(
         .target(name: "IO", dependencies: ["CSoup", "Logging"], swiftSettings: v5),
         .target(name: "Signaling", dependencies: ["CallCore", "Storage", "Auth", "Logging"]),
         .target(name: "SignalingClient", dependencies: ["IO"], swiftSettings: v5),
-        .target(name: "Server", dependencies: ["IO", "Signaling", "Storage", "Auth", "Logging", "SignalingClient"], swiftSettings: v5),
+        .target(name: "Bench", dependencies: ["IO", "Auth", "Logging"], swiftSettings: v5),
+        .target(name: "Server", dependencies: ["IO", "Signaling", "Storage", "Auth", "Logging", "SignalingClient", "Bench"], swiftSettings: v5),
         .executableTarget(name: "switchboard", dependencies: ["Server"], swiftSettings: v5),
 
         // MARK: Tests.
@@ -55,6 +56,7 @@ let package = Package(
         .testTarget(name: "IOTests", dependencies: ["IO"], swiftSettings: v5),
         .testTarget(name: "SignalingTests", dependencies: ["Signaling", "CallCore", "Storage", "Auth"]),
         .testTarget(name: "IntegrationTests", dependencies: ["SignalingClient", "IO", "Auth"], swiftSettings: v5),
+        .testTarget(name: "BenchTests", dependencies: ["Bench"], swiftSettings: v5),
         .testTarget(name: "ServerTests", dependencies: ["Server"], swiftSettings: v5),
         .testTarget(name: "SDPTests", dependencies: ["SDP"], resources: [.copy("Fixtures")]),
         .testTarget(name: "SFUTests", dependencies: ["SFU", "RTP"]),

@@ -2,8 +2,10 @@
 # Installs the Debian packages Switchboard builds and tests against, only if missing.
 # Idempotent; needs root (or sudo) on Debian 12.
 set -euo pipefail
+# Build: the C libraries behind the system-library modules. Tests: openssl (DTLS interop
+# with s_client/s_server).
 pkgs=(pkg-config libnice-dev libglib2.0-dev libsrtp2-dev libopus-dev libssl-dev
-      libsoup-3.0-dev libsqlite3-dev)
+      libsoup-3.0-dev libsqlite3-dev openssl)
 missing=()
 # Browser integration tests: headless Chromium (fake media devices) and coturn (relay-only ICE).
 pkgs+=(chromium coturn)

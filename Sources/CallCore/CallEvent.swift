@@ -41,11 +41,15 @@ public struct CallInvite: Codable, Sendable, Equatable {
     /// The caller's offer; becomes negotiation generation 1.
     public var offer: SessionDescription?
     public var context: InviteContext
+    /// P2P or through the SFU; with `sfu` the invite carries no offer.
+    public var media: CallMedia
 
     public init(
         callID: String, caller: DeviceKey, callee: String, calleeDevices: [String: Bool],
-        callerOtherDevices: [String] = [], offer: SessionDescription? = nil, context: InviteContext = InviteContext()
+        callerOtherDevices: [String] = [], offer: SessionDescription? = nil, context: InviteContext = InviteContext(),
+        media: CallMedia = .p2p
     ) {
+        self.media = media
         self.callID = callID
         self.caller = caller
         self.callee = callee

@@ -16,12 +16,15 @@ public struct CallSnapshot: Codable, Sendable, Equatable {
     public var deadlines: CallDeadlines
     /// The current negotiation generation.
     public var generation: Int64
+    public var media: CallMedia
 
     public init(
         callID: String, revision: Int64, phase: CallPhase, caller: DeviceKey, callee: String,
         devices: [DeviceEntry], answeredBy: DeviceKey?, endReason: CallEndReason?, endedBy: DeviceKey?,
-        createdAt: Int64, endedAt: Int64?, deadlines: CallDeadlines, generation: Int64
+        createdAt: Int64, endedAt: Int64?, deadlines: CallDeadlines, generation: Int64,
+        media: CallMedia = .p2p
     ) {
+        self.media = media
         self.callID = callID
         self.revision = revision
         self.phase = phase

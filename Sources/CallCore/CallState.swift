@@ -28,6 +28,7 @@ public struct CallState: Codable, Sendable, Equatable {
     public var endedAt: Int64?
     public var deadlines: CallDeadlines
     public var negotiation: Negotiation
+    public var media: CallMedia
 
     public init(
         callID: String,
@@ -44,8 +45,10 @@ public struct CallState: Codable, Sendable, Equatable {
         createdAt: Int64,
         endedAt: Int64? = nil,
         deadlines: CallDeadlines = CallDeadlines(),
-        negotiation: Negotiation = Negotiation()
+        negotiation: Negotiation = Negotiation(),
+        media: CallMedia = .p2p
     ) {
+        self.media = media
         self.callID = callID
         self.revision = revision
         self.phaseRevision = phaseRevision
@@ -113,7 +116,8 @@ public struct CallState: Codable, Sendable, Equatable {
             createdAt: createdAt,
             endedAt: endedAt,
             deadlines: deadlines,
-            generation: negotiation.generation
+            generation: negotiation.generation,
+            media: media
         )
     }
 }

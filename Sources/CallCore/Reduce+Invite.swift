@@ -26,6 +26,9 @@ func reduceInvite(_ existing: CallState?, _ invite: CallInvite, now: Int64, conf
     let calleeDevices = invite.calleeDevices.filter { !$0.key.isEmpty }
     guard !calleeDevices.isEmpty else { return .rejected(nil, .calleeUnavailable) }
     if invite.context.glareCallID != nil { return .rejected(nil, .glare) }
+    // An SFU call negotiates with the server after the answer; an offer here would be a
+    // client bug, not something to relay.
+    if invite.media == .sfu, invite.offer != nil { return .rejected(nil, .invalidEvent) }
 
     let otherDevices = Set(invite.callerOtherDevices.filter { !$0.isEmpty && $0 != caller.device })
         .map { DeviceKey(account: caller.account, device: $0) }.sorted()
@@ -34,7 +37,8 @@ func reduceInvite(_ existing: CallState?, _ invite: CallInvite, now: Int64, conf
 
     var state = CallState(
         callID: invite.callID, revision: 1, phaseRevision: 1, phase: .ringing,
-        caller: caller, callee: invite.callee, participation: [caller: .callerDevice], createdAt: now
+        caller: caller, callee: invite.callee, participation: [caller: .callerDevice], createdAt: now,
+        media: invite.media
     )
     if let offer = invite.offer {
         state.negotiation.generation = 1

@@ -14,6 +14,10 @@ public func reduce(_ state: CallState?, _ event: CallEvent, now: Int64, config: 
         return reduceInvite(state, invite, now: now, config: config)
     }
     guard let state else { return .rejected(nil, .callNotFound) }
+    if state.media == .sfu, event.carriesPeerToPeerNegotiation {
+        // An SFU-routed call negotiates with the server's SFU in its room, never peer to peer.
+        return .rejected(state, .invalidState)
+    }
     switch event {
     case .invite:
         return .rejected(state, .invalidEvent)  // handled above
@@ -78,5 +82,16 @@ extension CallState {
     /// Whether `device` is the caller device or the winner.
     func isParty(_ device: DeviceKey) -> Bool {
         device == caller || (answeredBy != nil && device == answeredBy)
+    }
+}
+
+extension CallEvent {
+    /// SDP or ICE meant for the other device (not for the SFU).
+    var carriesPeerToPeerNegotiation: Bool {
+        switch self {
+        case .answer(_, _, let sdp): return sdp != nil
+        case .sdpOffer, .sdpAnswer, .iceCandidate: return true
+        default: return false
+        }
     }
 }

@@ -4,11 +4,13 @@ public enum CLICommand: Equatable, Sendable {
     case token(TokenOptions)
     case version
     case help(CLIHelpTopic)
+    /// `bench signaling …`: the arguments after the benchmark's name, parsed by the benchmark.
+    case benchSignaling([String])
 }
 
 /// Help pages: `switchboard help [topic]` or `<subcommand> --help`.
 public enum CLIHelpTopic: String, Equatable, Sendable, CaseIterable {
-    case general, serve, token, version
+    case general, serve, token, bench, version
 }
 
 /// A config key set by a command-line flag (the highest-precedence layer).

@@ -11,6 +11,7 @@ public enum CLIHelp {
             Subcommands:
               serve     Run the server.
               token     Mint an access token (JWT) for an account and device.
+              bench     Load a running server: switchboard bench signaling --help
               version   Print the version.
               help      Show help for a subcommand: switchboard help serve
 
@@ -47,6 +48,14 @@ public enum CLIHelp {
               -h, --help          show this help
 
             The secret file is never created by this command.
+            """
+        case .bench:
+            return """
+            Usage: switchboard bench signaling [flags]
+
+            Drives complete call setups against a running server and prints setups/s,
+            events/s and latency percentiles per stage. Bounded in count and time.
+            Flags: switchboard bench signaling --help
             """
         case .version:
             return """

@@ -12,6 +12,11 @@ public enum CLIParser {
         switch first {
         case "serve": return try parseServe(rest)
         case "token": return try parseToken(rest)
+        case "bench":
+            guard let which = rest.first else { return .help(.bench) }
+            if isHelp([which]) { return .help(.bench) }
+            guard which == "signaling" else { throw .unknownSubcommand("bench \(which)") }
+            return .benchSignaling(Array(rest.dropFirst()))
         case "version", "--version":
             if isHelp(rest) { return .help(.version) }
             if let extra = rest.first { throw .unexpectedArgument(extra, subcommand: "version") }

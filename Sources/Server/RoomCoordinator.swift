@@ -11,22 +11,28 @@ import Signaling
 final class RoomCoordinator {
     let loop: EventLoop
     let hub: SignalingHub
-    let media: MediaPlane
+    /// Nil when the server runs without a media plane: membership works, negotiation is
+    /// refused with `mediaUnavailable`.
+    let media: MediaPlane?
     let log: Logger
     /// Grace after a device's WebSocket drops before it leaves its room: media may go on
     /// while signaling reconnects (call-design §6). 45 s = the idle timeout.
     let disconnectGraceMs: Int64
     private(set) var rooms: [String: Set<DeviceKey>] = [:]
     private(set) var roomOf: [DeviceKey: String] = [:]
+    /// Pending and finished rings per room and invitee account.
+    var rings: [String: [String: Ring]] = [:]
     var send: (ConnectionID, String) -> Void = { _, _ in }
+    var carryOut: ([HubAction]) -> Void = { _ in }
+    var push: (PushRequest) -> Void = { _ in }
 
-    init(loop: EventLoop, hub: SignalingHub, media: MediaPlane, log: Logger, disconnectGraceMs: Int64) {
+    init(loop: EventLoop, hub: SignalingHub, media: MediaPlane?, log: Logger, disconnectGraceMs: Int64) {
         self.loop = loop
         self.hub = hub
         self.media = media
         self.log = log
         self.disconnectGraceMs = disconnectGraceMs
-        media.setCallbacks(
+        media?.setCallbacks(
             onOffer: { [weak self] member, generation, sdp in
                 self?.loop.execute { self?.serverOffer(to: member, generation: generation, sdp: sdp) }
             },
@@ -42,6 +48,9 @@ final class RoomCoordinator {
         let member = request.device
         switch request.kind {
         case .roomJoin:
+            if hub.roomAccess(room, for: member) == .denied {
+                return reject(request, room, "notParticipant", "this room belongs to a call you are not a party of")
+            }
             if let current = roomOf[member], current != room { remove(member, reason: "left", tellMedia: true) }
             let others = rooms[room, default: []].subtracting([member])
             rooms[room, default: []].insert(member)
@@ -50,6 +59,7 @@ final class RoomCoordinator {
                 w.raw("members", Self.membersJSON(others))
             })
             broadcast(room, except: member, type: "room.memberJoined", member: member, reason: nil)
+            joinedAfterRing(member, room: room)
             log.info("room joined", ["room": .string(room), "account": .string(member.account),
                                      "device": .string(member.device), "members": .int(Int64(others.count + 1))])
         case .roomLeave:
@@ -58,6 +68,7 @@ final class RoomCoordinator {
             reply(request, RoomJSON.accepted(request, room: room, serverTime: now))
         case .sfuOffer(_, let sdp):
             guard roomOf[member] == room else { return reject(request, room, "notInRoom", "join the room first") }
+            guard let media else { return reject(request, room, "mediaUnavailable", "this server runs without a media plane") }
             media.join(room: room, member: member, offer: sdp) { [weak self] result in
                 self?.loop.execute {
                     guard let self else { return }
@@ -74,6 +85,7 @@ final class RoomCoordinator {
             }
         case .sfuAnswer(_, let generation, let sdp):
             guard roomOf[member] == room else { return reject(request, room, "notInRoom", "join the room first") }
+            guard let media else { return reject(request, room, "mediaUnavailable", "this server runs without a media plane") }
             media.applyAnswer(member: member, generation: generation, sdp: sdp) { [weak self] result in
                 self?.loop.execute {
                     guard let self else { return }
@@ -83,6 +95,12 @@ final class RoomCoordinator {
                     }
                 }
             }
+        case .roomRing(_, let invitees):
+            ring(request, room: room, invitees: invitees)
+        case .roomAccept:
+            answerRing(request, room: room, accept: true)
+        case .roomDecline:
+            answerRing(request, room: room, accept: false)
         default:
             break
         }
@@ -108,8 +126,11 @@ final class RoomCoordinator {
     private func remove(_ member: DeviceKey, reason: String, tellMedia: Bool) {
         guard let room = roomOf.removeValue(forKey: member) else { return }
         rooms[room]?.remove(member)
-        if rooms[room]?.isEmpty == true { rooms[room] = nil }
-        if tellMedia { media.leave(member: member) }
+        if rooms[room]?.isEmpty == true {
+            rooms[room] = nil
+            roomEmptied(room)
+        }
+        if tellMedia { media?.leave(member: member) }
         broadcast(room, except: member, type: "room.memberLeft", member: member, reason: reason)
         log.info("room left", ["room": .string(room), "account": .string(member.account),
                                "device": .string(member.device), "reason": .string(reason)])
@@ -125,12 +146,12 @@ final class RoomCoordinator {
         }
     }
 
-    private func reply(_ request: MediaRequest, _ text: String) {
+    func reply(_ request: MediaRequest, _ text: String) {
         // The request's connection may have been replaced meanwhile: answer the live one.
         if let connection = hub.connection(for: request.device) { send(connection, text) }
     }
 
-    private func reject(_ request: MediaRequest, _ room: String, _ code: String, _ message: String) {
+    func reject(_ request: MediaRequest, _ room: String, _ code: String, _ message: String) {
         reply(request, RoomJSON.rejected(request, room: room, code: code, message: message, serverTime: now))
     }
 

@@ -1,4 +1,5 @@
 import Auth
+import Bench
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -69,6 +70,8 @@ public enum SwitchboardCLI {
         case .version:
             output.standardOutput("switchboard \(version)")
             return 0
+        case .benchSignaling(let arguments):
+            return SignalingBenchmark.main(arguments)
         case .serve(let options):
             let config: ServerConfig
             do {

@@ -18,8 +18,8 @@ public final class SwitchboardServer {
     var http: HTTPServer?
     var sockets: [ConnectionID: WebSocketConnection] = [:]
     var push: PushDispatcher?
-    /// Rooms and SFU negotiation; nil when the server runs without a media plane.
-    var rooms: RoomCoordinator?
+    /// Rooms and SFU negotiation.
+    var rooms: RoomCoordinator!
     var tickTimer: TimerHandle?
     /// Signaling latency per frame (µs, received → its actions carried out), for /metrics.
     var commandTimes = LatencyWindow()
@@ -41,6 +41,11 @@ public final class SwitchboardServer {
         let secret = try config.resolveTokenSecret()
         hub = SignalingHub(store: store, tokens: TokenSigner(secret: secret), turn: config.makeTURNCredentialIssuer(),
                            config: HubConfig(config), log: log.withSubsystem("signaling"))
+        rooms = RoomCoordinator(loop: loop, hub: hub, media: nil, log: log.withSubsystem("rooms"),
+                                disconnectGraceMs: config.limits.idleTimeout.milliseconds)
+        rooms.send = { [unowned self] connection, text in sockets[connection]?.send(text: text) }
+        rooms.carryOut = { [unowned self] actions in carryOut(actions) }
+        rooms.push = { [unowned self] request in push?.enqueue(request) }
         if let url = config.push.webhookURL, !url.isEmpty {
             push = PushDispatcher(url: url, client: HTTPClient(loop: loop), attempts: config.push.attempts,
                                   backoffMs: config.push.backoff.milliseconds, capMs: config.push.backoffCap.milliseconds,
@@ -136,13 +141,7 @@ public final class SwitchboardServer {
             case .push(let request):
                 push?.enqueue(request)
             case .media(let request):
-                if let rooms {
-                    rooms.handle(request)
-                } else {
-                    sockets[request.connection]?.send(text: RoomJSON.rejected(
-                        request, room: request.kind.room ?? "", code: "mediaUnavailable",
-                        message: "this server runs without a media plane", serverTime: now().wall))
-                }
+                rooms.handle(request)
             }
         }
     }
@@ -169,7 +168,7 @@ extension SwitchboardServer: WebSocketServerDelegate {
 
     public func webSocketDidClose(_ connection: WebSocketConnection, code: UInt16, reason: String) {
         sockets[connection.id] = nil
-        if let device = hub.device(on: connection.id) { rooms?.deviceDisconnected(device) }
+        if let device = hub.device(on: connection.id) { rooms.deviceDisconnected(device) }
         hub.connectionClosed(connection.id, time: now())
     }
 }

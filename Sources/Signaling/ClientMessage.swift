@@ -1,3 +1,4 @@
+import CallCore
 import Foundation
 
 /// A frame from a device, validated (docs/protocol.md §3–§4).
@@ -28,7 +29,7 @@ public struct ClientCommand: Equatable, Sendable {
 }
 
 public enum CommandKind: Equatable, Sendable {
-    case invite(callee: String, callID: String?, sdp: String?)
+    case invite(callee: String, callID: String?, sdp: String?, media: CallMedia?)
     case ringing(callID: String)
     case answer(callID: String, revision: Int64, sdp: String?)
     case decline(callID: String, revision: Int64)
@@ -46,19 +47,23 @@ public enum CommandKind: Equatable, Sendable {
     case roomLeave(room: String)
     case sfuOffer(room: String, sdp: String)
     case sfuAnswer(room: String, generation: Int64, sdp: String)
+    case roomRing(room: String, invitees: [String])
+    case roomAccept(room: String)
+    case roomDecline(room: String)
 
     /// The room command's room, if this is one.
     public var room: String? {
         switch self {
-        case .roomJoin(let room), .roomLeave(let room), .sfuOffer(let room, _), .sfuAnswer(let room, _, _): return room
+        case .roomJoin(let room), .roomLeave(let room), .sfuOffer(let room, _), .sfuAnswer(let room, _, _),
+             .roomRing(let room, _), .roomAccept(let room), .roomDecline(let room): return room
         default: return nil
         }
     }
 
     public var callID: String? {
         switch self {
-        case .roomJoin, .roomLeave, .sfuOffer, .sfuAnswer: return nil
-        case .invite(_, let id, _): return id
+        case .roomJoin, .roomLeave, .sfuOffer, .sfuAnswer, .roomRing, .roomAccept, .roomDecline: return nil
+        case .invite(_, let id, _, _): return id
         case .ringing(let id), .answer(let id, _, _), .decline(let id, _), .cancel(let id),
              .hangup(let id), .mediaConnected(let id), .mediaLost(let id), .offer(let id, _, _),
              .answerSDP(let id, _, _), .candidate(let id, _, _, _, _, _), .get(let id):
@@ -85,6 +90,9 @@ public enum CommandKind: Equatable, Sendable {
         case .roomLeave: return "room.leave"
         case .sfuOffer: return "sfu.offer"
         case .sfuAnswer: return "sfu.answer"
+        case .roomRing: return "room.ring"
+        case .roomAccept: return "room.accept"
+        case .roomDecline: return "room.decline"
         }
     }
 }
@@ -104,6 +112,8 @@ private struct RawFrame: Decodable {
     var sdpMLineIndex: Int?
     var ufrag: String?
     var room: String?
+    var media: String?
+    var invitees: [String]?
     var token: String?
     var cursor: String?
 }
@@ -201,7 +211,11 @@ extension ClientMessage {
                 guard WireIdentifier.isValid(id) else { throw WireError.invalidIdentifier(field: "callID") }
                 return id
             }
-            kind = .invite(callee: callee, callID: proposed, sdp: try sdp(required: false))
+            let media = try raw.media.map { text -> CallMedia in
+                guard let media = CallMedia(rawValue: text) else { throw WireError.malformed("'media' must be p2p or sfu") }
+                return media
+            }
+            kind = .invite(callee: callee, callID: proposed, sdp: try sdp(required: false), media: media)
         case "call.ringing": kind = .ringing(callID: try callID())
         case "call.answer": kind = .answer(callID: try callID(), revision: try revision(), sdp: try sdp(required: false))
         case "call.decline": kind = .decline(callID: try callID(), revision: try revision())
@@ -212,6 +226,14 @@ extension ClientMessage {
         case "call.get": kind = .get(callID: try callID())
         case "room.join": kind = .roomJoin(room: try room())
         case "room.leave": kind = .roomLeave(room: try room())
+        case "room.accept": kind = .roomAccept(room: try room())
+        case "room.decline": kind = .roomDecline(room: try room())
+        case "room.ring":
+            guard let invitees = raw.invitees, !invitees.isEmpty else { throw WireError.malformed("missing 'invitees'") }
+            // 32: a group call rings a team, not a city; bounds the fan-out of one command.
+            guard invitees.count <= 32 else { throw WireError.malformed("at most 32 invitees") }
+            guard invitees.allSatisfy(WireIdentifier.isValid) else { throw WireError.invalidIdentifier(field: "invitees") }
+            kind = .roomRing(room: try room(), invitees: invitees)
         case "sfu.offer": kind = .sfuOffer(room: try room(), sdp: try sdp(required: true)!)
         case "sfu.answer": kind = .sfuAnswer(room: try room(), generation: try generation(), sdp: try sdp(required: true)!)
         case "sdp.offer": kind = .offer(callID: try callID(), generation: try generation(), sdp: try sdp(required: true)!)

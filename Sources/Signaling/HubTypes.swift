@@ -93,11 +93,14 @@ public struct HubConfig: Sendable, Equatable {
     public var maxMalformedStreak: Int
     /// 500: outbox entries read per query while replaying a backlog.
     public var backlogPageSize: Int
+    /// Where 1:1 calls' media flows: server policy, or the caller's per-call choice.
+    public var mediaPolicy: MediaPolicy
 
     public init(call: CallConfig = .default, maxMessageBytes: Int = 64 * 1024, commandsPerSecond: Double = 50,
                 commandBurst: Double = 100, heartbeatIntervalMs: Int64 = 15_000, idleTimeoutMs: Int64 = 45_000,
                 helloTimeoutMs: Int64 = 10_000, maxDevicesPerAccount: Int = 16, maxMalformedStreak: Int = 20,
-                backlogPageSize: Int = 500) {
+                backlogPageSize: Int = 500, mediaPolicy: MediaPolicy = .clientChoice(default: .p2p)) {
+        self.mediaPolicy = mediaPolicy
         self.call = call
         self.maxMessageBytes = maxMessageBytes
         self.commandsPerSecond = commandsPerSecond
@@ -109,4 +112,12 @@ public struct HubConfig: Sendable, Equatable {
         self.maxMalformedStreak = maxMalformedStreak
         self.backlogPageSize = backlogPageSize
     }
+}
+
+/// Server policy for a 1:1 call's media path (docs/protocol.md §4, `media` on call.invite).
+public enum MediaPolicy: Sendable, Equatable {
+    /// Every call goes this way; an invite asking for the other is refused (`mediaNotAllowed`).
+    case always(CallMedia)
+    /// The caller chooses with `media`; without it, `default`.
+    case clientChoice(default: CallMedia)
 }

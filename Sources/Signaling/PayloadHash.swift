@@ -17,12 +17,14 @@ enum PayloadHash {
         }
         mix(kind.wireType)
         switch kind {
-        case .invite(let callee, let callID, let sdp): mix(callee); mix(callID ?? "∅"); mix(sdp ?? "∅")
+        case .invite(let callee, let callID, let sdp, let media):
+            mix(callee); mix(callID ?? "∅"); mix(sdp ?? "∅"); mix(media?.rawValue ?? "∅")
         case .ringing(let id), .cancel(let id), .hangup(let id), .mediaConnected(let id), .mediaLost(let id), .get(let id): mix(id)
         case .answer(let id, let rev, let sdp): mix(id); mix(String(rev)); mix(sdp ?? "∅")
         case .decline(let id, let rev): mix(id); mix(String(rev))
         case .offer(let id, let gen, let sdp), .answerSDP(let id, let gen, let sdp): mix(id); mix(String(gen)); mix(sdp)
-        case .roomJoin(let room), .roomLeave(let room): mix(room)
+        case .roomJoin(let room), .roomLeave(let room), .roomAccept(let room), .roomDecline(let room): mix(room)
+        case .roomRing(let room, let invitees): mix(room); invitees.forEach(mix)
         case .sfuOffer(let room, let sdp): mix(room); mix(sdp)
         case .sfuAnswer(let room, let gen, let sdp): mix(room); mix(String(gen)); mix(sdp)
         case .candidate(let id, let gen, let cand, let mid, let index, let ufrag):

@@ -76,14 +76,25 @@ extension SignalingHub {
         let prior: CallState?
         let event: CallEvent
         switch command.kind {
-        case .invite(let callee, let proposed, let sdp):
+        case .invite(let callee, let proposed, let sdp, let requestedMedia):
             callID = try proposed ?? SecureRandom.identifier()
             prior = try loadState(callID)
             if callee == device.account {
                 return try record(command, device: device, callID: callID, prior: prior, time: time,
                                   rejection: ("selfCall", "cannot call your own account"), on: id)
             }
-            event = .invite(try makeInvite(callID: callID, caller: device, callee: callee, sdp: sdp))
+            let media: CallMedia
+            switch config.mediaPolicy {
+            case .always(let forced):
+                if let requestedMedia, requestedMedia != forced {
+                    return try record(command, device: device, callID: callID, prior: prior, time: time,
+                                      rejection: ("mediaNotAllowed", "this server routes every call via \(forced.rawValue)"), on: id)
+                }
+                media = forced
+            case .clientChoice(let fallback):
+                media = requestedMedia ?? fallback
+            }
+            event = .invite(try makeInvite(callID: callID, caller: device, callee: callee, sdp: sdp, media: media))
         default:
             guard let existingID = command.callID else { throw WireError.malformed("missing callID") }
             callID = existingID
@@ -138,7 +149,7 @@ extension SignalingHub {
         return [.send(id, text)]
     }
 
-    private func makeInvite(callID: String, caller: DeviceKey, callee: String, sdp: String?) throws -> CallInvite {
+    private func makeInvite(callID: String, caller: DeviceKey, callee: String, sdp: String?, media: CallMedia) throws -> CallInvite {
         var calleeDevices: [String: Bool] = [:]
         for device in try store.devices(of: callee) {
             calleeDevices[device] = liveByDevice[DeviceKey(account: callee, device: device)] != nil
@@ -154,7 +165,8 @@ extension SignalingHub {
             }
         }
         return CallInvite(callID: callID, caller: caller, callee: callee, calleeDevices: calleeDevices,
-                          callerOtherDevices: callerOthers, offer: sdp.map(SessionDescription.init(sdp:)), context: context)
+                          callerOtherDevices: callerOthers, offer: sdp.map(SessionDescription.init(sdp:)), context: context,
+                          media: media)
     }
 
     static func event(for kind: CommandKind, device: DeviceKey) -> CallEvent {
@@ -175,7 +187,7 @@ extension SignalingHub {
             return .iceCandidate(device: device, generation: generation,
                                  candidate: IceCandidate(candidate: candidate, sdpMid: mid, sdpMLineIndex: index,
                                                          usernameFragment: ufrag))
-        case .invite, .get, .roomJoin, .roomLeave, .sfuOffer, .sfuAnswer:
+        case .invite, .get, .roomJoin, .roomLeave, .sfuOffer, .sfuAnswer, .roomRing, .roomAccept, .roomDecline:
             // Handled before; never reaches here.
             return .hangup(device: device)
         }

@@ -23,6 +23,16 @@ extension SignalingHub {
         }
     }
 
+    /// Who may join the room named `room`: rooms named after an SFU-routed call admit only the
+    /// call's two parties (the caller device and the answering device) while it is live; any
+    /// other name is an open group room.
+    public func roomAccess(_ room: String, for device: DeviceKey) -> RoomAccess {
+        guard let state = try? loadState(room) else { return .openRoom }
+        guard state.media == .sfu, !state.phase.isTerminal, state.phase != .ringing,
+              device == state.caller || device == state.answeredBy else { return .denied }
+        return .callParty
+    }
+
     /// `GET /readyz`: the store answers a query.
     public func isReady() -> Bool {
         do {
@@ -39,4 +49,11 @@ extension SignalingHub {
         w.field("message", message)
         return w.finish()
     }
+}
+
+/// The answer of ``SignalingHub/roomAccess(_:for:)``.
+public enum RoomAccess: Equatable, Sendable {
+    case openRoom
+    case callParty
+    case denied
 }

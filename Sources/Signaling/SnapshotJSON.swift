@@ -16,6 +16,7 @@ public enum SnapshotJSON {
         w.field("createdAt", s.createdAt)
         w.field("endedAt", s.endedAt)
         w.field("generation", s.generation)
+        w.field("media", s.media.rawValue)
         var deadlines = JSONWriter()
         for (kind, at) in s.deadlines.pending { deadlines.field(kind.rawValue, at) }
         w.raw("deadlines", deadlines.finish())

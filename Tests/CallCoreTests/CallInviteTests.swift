@@ -155,3 +155,42 @@ final class CallInviteTests: XCTestCase {
         XCTAssertEqual(expected.tombstoneExpiry(config: store.config), F.t0 + 86_400_000)
     }
 }
+
+/// SFU-routed 1:1 calls (issue 3): the call carries no SDP; media is negotiated in the room.
+final class CallMediaModeTests: XCTestCase {
+    let alice = DeviceKey(account: "alice", device: "laptop")
+    let bob = DeviceKey(account: "bob", device: "phone")
+
+    func invite(_ media: CallMedia, offer: SessionDescription? = nil) -> CallEvent {
+        .invite(CallInvite(callID: "c1", caller: alice, callee: "bob", calleeDevices: ["phone": true], offer: offer, media: media))
+    }
+
+    func testSFUInviteRecordsTheModeAndShowsItInTheSnapshot() {
+        let step = reduce(nil, invite(.sfu), now: 1_000, config: .default)
+        XCTAssertEqual(step.outcome, .accepted(revision: 1))
+        XCTAssertEqual(step.state?.media, .sfu)
+        XCTAssertEqual(step.state?.snapshot.media, .sfu)
+        XCTAssertEqual(reduce(nil, invite(.p2p), now: 1_000, config: .default).state?.media, .p2p)
+    }
+
+    func testSFUInviteWithAnOfferIsRefused() {
+        let step = reduce(nil, invite(.sfu, offer: SessionDescription(sdp: "v=0")), now: 1_000, config: .default)
+        XCTAssertEqual(step.outcome, .rejected(.invalidEvent))
+        XCTAssertNil(step.state)
+    }
+
+    func testSFUCallRefusesPeerToPeerNegotiationButAnswersWithoutSDP() throws {
+        let ringing = try XCTUnwrap(reduce(nil, invite(.sfu), now: 1_000, config: .default).state)
+        let withSDP = reduce(ringing, .answer(device: bob, seenRevision: 1, sdp: SessionDescription(sdp: "v=0")), now: 2_000, config: .default)
+        XCTAssertEqual(withSDP.outcome, .rejected(.invalidState))
+        XCTAssertEqual(withSDP.state, ringing)
+        let answered = reduce(ringing, .answer(device: bob, seenRevision: 1, sdp: nil), now: 2_000, config: .default)
+        XCTAssertEqual(answered.outcome, .accepted(revision: 2))
+        let connecting = try XCTUnwrap(answered.state)
+        let candidate = IceCandidate(candidate: "candidate:1 1 udp 1 127.0.0.1 1 typ host")
+        XCTAssertEqual(reduce(connecting, .iceCandidate(device: alice, generation: 0, candidate: candidate), now: 3_000, config: .default).outcome,
+                       .rejected(.invalidState))
+        XCTAssertEqual(reduce(connecting, .sdpOffer(device: alice, generation: 0, sdp: SessionDescription(sdp: "v=0")), now: 3_000, config: .default).outcome,
+                       .rejected(.invalidState))
+    }
+}

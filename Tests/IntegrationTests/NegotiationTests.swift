@@ -72,3 +72,36 @@ final class NegotiationTests: IntegrationCase {
         XCTAssertEqual(codes, ["ok", "ok", "ok", "ok", "ok", "candidateLimit", "candidateLimit"])
     }
 }
+
+/// 1:1 calls routed through the SFU: the call carries no SDP, and its room admits only the
+/// two parties (docs/protocol.md §9).
+final class SFUCallTests: IntegrationCase {
+    func testSFURoutedCallKeepsSDPOutOfTheCallAndGuardsItsRoom() throws {
+        let server = try ServerProcess()
+        let alice = try device(server, "alice", "laptop")
+        let bob = try device(server, "bob", "phone")
+        let carol = try device(server, "carol", "phone")
+        let result = try alice.request("call.invite", ["callee": "bob", "media": "sfu"])
+        XCTAssertEqual(result.status, "accepted")
+        XCTAssertEqual(result.snapshot?["media"] as? String, "sfu")
+        let callID = try XCTUnwrap(result.callID)
+        let incoming = try bob.waitFor(type: "call.incoming", callID: callID)
+        XCTAssertEqual(incoming.snapshot?["media"] as? String, "sfu")
+        let revision = try XCTUnwrap(incoming.revision)
+        XCTAssertEqual(try bob.request("call.answer", ["callID": callID, "revision": revision, "sdp": "v=0"]).code, "invalidState")
+        XCTAssertEqual(try bob.request("call.answer", ["callID": callID, "revision": revision]).status, "accepted")
+
+        XCTAssertEqual(try carol.request("room.join", ["room": callID]).code, "notParticipant")
+        let joined = try alice.request("room.join", ["room": callID])
+        XCTAssertEqual(joined.status, "accepted", "\(joined)")
+        XCTAssertEqual(try bob.request("room.join", ["room": callID]).status, "accepted")
+        XCTAssertEqual((try alice.waitFor(type: "room.memberJoined")["member"] as? [String: Any])?["device"] as? String, "phone")
+    }
+
+    func testBadMediaValueIsMalformed() throws {
+        let server = try ServerProcess()
+        let alice = try device(server, "alice", "laptop")
+        alice.sendRaw(#"{"v":1,"type":"call.invite","eventID":"e1","callee":"bob","media":"carrier-pigeon"}"#)
+        XCTAssertEqual(try alice.waitFor(type: "error").code, "malformed")
+    }
+}

@@ -71,8 +71,10 @@ final class CLIParserTests: XCTestCase {
         XCTAssertEqual(try parse("version"), .version)
         XCTAssertEqual(try parse("--version"), .version)
         assertError([], .missingSubcommand)
-        assertError(["bench"], .unknownSubcommand("bench"))
-        assertError(["help", "bench"], .unknownSubcommand("bench"))
+        XCTAssertEqual(try parse("bench"), .help(.bench))
+        XCTAssertEqual(try parse("help bench"), .help(.bench))
+        XCTAssertEqual(try parse("bench signaling --pairs 5 --idle=0"), .benchSignaling(["--pairs", "5", "--idle=0"]))
+        assertError(["bench", "teleport"], .unknownSubcommand("bench teleport"))
         assertError(["help", "general"], .unknownSubcommand("general"))
         assertError(["version", "x"], .unexpectedArgument("x", subcommand: "version"))
     }

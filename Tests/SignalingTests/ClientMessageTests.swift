@@ -1,4 +1,5 @@
 import Foundation
+import CallCore
 @testable import Signaling
 import XCTest
 
@@ -13,8 +14,8 @@ final class ClientMessageTests: XCTestCase {
 
     func testEveryCommandParses() throws {
         let cases: [(String, CommandKind)] = [
-            (#"{"v":1,"type":"call.invite","eventID":"e","callee":"bob","sdp":"v=0"}"#, .invite(callee: "bob", callID: nil, sdp: "v=0")),
-            (#"{"v":1,"type":"call.invite","eventID":"e","callee":"bob","callID":"c-1"}"#, .invite(callee: "bob", callID: "c-1", sdp: nil)),
+            (#"{"v":1,"type":"call.invite","eventID":"e","callee":"bob","sdp":"v=0"}"#, .invite(callee: "bob", callID: nil, sdp: "v=0", media: nil)),
+            (#"{"v":1,"type":"call.invite","eventID":"e","callee":"bob","callID":"c-1","media":"sfu"}"#, .invite(callee: "bob", callID: "c-1", sdp: nil, media: .sfu)),
             (#"{"v":1,"type":"call.ringing","eventID":"e","callID":"c"}"#, .ringing(callID: "c")),
             (#"{"v":1,"type":"call.answer","eventID":"e","callID":"c","revision":3,"sdp":"x"}"#, .answer(callID: "c", revision: 3, sdp: "x")),
             (#"{"v":1,"type":"call.decline","eventID":"e","callID":"c","revision":3}"#, .decline(callID: "c", revision: 3)),

@@ -1,0 +1,162 @@
+import Foundation
+
+/// Flags of `switchboard bench signaling` (see ``SignalingBenchmark``).
+public struct BenchmarkOptions: Equatable, Sendable {
+    /// WebSocket URL of the server's IM channel (docs/protocol.md §1).
+    public var url = "ws://127.0.0.1:8080/v1/ws"
+    /// File with the server's token secret (base64/base64url text, as `serve` creates it).
+    public var secretFile: String?
+    /// The token secret inline (base64url or base64).
+    public var secret: String?
+    /// Idle devices held connected during the run. 10,000: the issue's target load.
+    public var idle = 10_000
+    /// Caller/callee pairs driving call setups in a closed loop. 200: enough outstanding
+    /// work to keep a single-threaded server busy without client-side queueing dominating.
+    public var pairs = 200
+    /// Devices per callee account (all ring, one answers). 3: phone + tablet + desktop.
+    public var calleeDevices = 3
+    /// Measured seconds of call setups.
+    public var durationSeconds = 20.0
+    /// Seconds of setups before measuring starts (caches, SQLite page cache, allocator).
+    public var warmupSeconds = 2.0
+    /// New idle connections per second. 2,000/s: fast enough for 10k in seconds, slow
+    /// enough that the server's accept backlog (libsoup default 10 on GSocketListener … our
+    /// kernel somaxconn) does not overflow into SYN retries of 1 s.
+    public var connectRate = 2_000
+    /// Process whose VmRSS is read before/after the idle connections; nil = find the
+    /// process listening on the URL's port.
+    public var serverPID: Int32?
+    /// Machine-readable report on stdout.
+    public var json = false
+    /// Per-setup watchdog: a setup not complete after this long counts as an error.
+    /// 10 s: far above any healthy latency; below the server's 30 s connect timeout.
+    public var setupTimeoutSeconds = 10.0
+
+    public init() {}
+
+    /// Upper bounds that keep the run bounded (fd hard limit here is 20,000 per process).
+    public static let maxIdle = 60_000
+    public static let maxPairs = 5_000
+    /// 16: the server's default `limits.max_devices_per_account`.
+    public static let maxCalleeDevices = 16
+    public static let maxDurationSeconds = 3_600.0
+}
+
+/// Why the flags were refused (exit status 2).
+public enum BenchmarkOptionsError: Error, Equatable, CustomStringConvertible {
+    case unknownFlag(String)
+    case missingValue(String)
+    case invalidValue(flag: String, value: String, expected: String)
+    case conflicting(String)
+
+    public var description: String {
+        switch self {
+        case .unknownFlag(let flag): return "unknown flag \(flag) (see --help)"
+        case .missingValue(let flag): return "\(flag) needs a value"
+        case .invalidValue(let flag, let value, let expected): return "\(flag) \(value): expected \(expected)"
+        case .conflicting(let message): return message
+        }
+    }
+}
+
+/// What the command line asks for.
+public enum BenchmarkCommand: Equatable, Sendable {
+    case run(BenchmarkOptions)
+    case help
+}
+
+extension BenchmarkOptions {
+    public static let usage = """
+    usage: switchboard bench signaling [flags]
+
+    Drives a running Switchboard server over its IM channel (docs/protocol.md): holds idle
+    devices connected and runs complete call setups in a closed loop, then prints figures.
+
+      --url URL              WebSocket URL (default ws://127.0.0.1:8080/v1/ws)
+      --secret-file PATH     file with the server's token secret (e.g. ./data/token-secret)
+      --secret TEXT          the token secret inline (base64url or base64)
+      --idle N               idle connected devices (default 10000)
+      --pairs N              concurrent caller/callee pairs (default 200)
+      --callee-devices N     devices per callee account, 1-16 (default 3)
+      --duration SECONDS     measured time (default 20)
+      --warmup SECONDS       unmeasured setups first (default 2)
+      --connect-rate N       idle connections opened per second (default 2000)
+      --setup-timeout SECONDS  a setup slower than this is an error (default 10)
+      --server-pid PID       process whose VmRSS is reported (default: the listener of the port)
+      --json                 machine-readable report
+      --help                 this text
+    """
+
+    /// Parses flags (`--flag value` or `--flag=value`). Pure: reads no files.
+    public static func parse(_ args: [String]) throws(BenchmarkOptionsError) -> BenchmarkCommand {
+        var options = BenchmarkOptions()
+        var index = 0
+        while index < args.count {
+            var flag = args[index]
+            var inline: String?
+            if flag.hasPrefix("--"), let eq = flag.firstIndex(of: "=") {
+                inline = String(flag[flag.index(after: eq)...])
+                flag = String(flag[..<eq])
+            }
+            index += 1
+            func value() throws(BenchmarkOptionsError) -> String {
+                if let inline { return inline }
+                guard index < args.count else { throw .missingValue(flag) }
+                defer { index += 1 }
+                return args[index]
+            }
+            func integer(_ range: ClosedRange<Int>) throws(BenchmarkOptionsError) -> Int {
+                let text = try value()
+                guard let n = Int(text), range.contains(n) else {
+                    throw .invalidValue(flag: flag, value: text, expected: "an integer in \(range.lowerBound)...\(range.upperBound)")
+                }
+                return n
+            }
+            func seconds(_ range: ClosedRange<Double>) throws(BenchmarkOptionsError) -> Double {
+                let text = try value()
+                guard let n = Double(text), n.isFinite, range.contains(n) else {
+                    throw .invalidValue(flag: flag, value: text, expected: "seconds in \(range.lowerBound)...\(range.upperBound)")
+                }
+                return n
+            }
+            switch flag {
+            case "--help", "-h":
+                return .help
+            case "--url":
+                let text = try value()
+                guard text.hasPrefix("ws://") || text.hasPrefix("wss://"), text.count > 6 else {
+                    throw .invalidValue(flag: flag, value: text, expected: "a ws:// or wss:// URL")
+                }
+                options.url = text
+            case "--secret-file":
+                let text = try value()
+                guard !text.isEmpty else { throw .invalidValue(flag: flag, value: text, expected: "a path") }
+                options.secretFile = text
+            case "--secret":
+                let text = try value()
+                guard !text.isEmpty else { throw .invalidValue(flag: flag, value: "(empty)", expected: "base64url text") }
+                options.secret = text
+            case "--idle": options.idle = try integer(0 ... maxIdle)
+            case "--pairs": options.pairs = try integer(0 ... maxPairs)
+            case "--callee-devices": options.calleeDevices = try integer(1 ... maxCalleeDevices)
+            case "--duration": options.durationSeconds = try seconds(0.1 ... maxDurationSeconds)
+            case "--warmup": options.warmupSeconds = try seconds(0 ... maxDurationSeconds)
+            case "--connect-rate": options.connectRate = try integer(1 ... 100_000)
+            case "--setup-timeout": options.setupTimeoutSeconds = try seconds(0.1 ... 600)
+            case "--server-pid": options.serverPID = Int32(try integer(1 ... Int(Int32.max)))
+            case "--json":
+                if let inline { throw .invalidValue(flag: flag, value: inline, expected: "no value") }
+                options.json = true
+            default:
+                throw .unknownFlag(flag)
+            }
+        }
+        if options.secret != nil && options.secretFile != nil {
+            throw .conflicting("give either --secret or --secret-file, not both")
+        }
+        if options.secret == nil && options.secretFile == nil {
+            throw .conflicting("the server's token secret is needed: --secret-file PATH or --secret TEXT")
+        }
+        return .run(options)
+    }
+}

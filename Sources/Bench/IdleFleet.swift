@@ -1,0 +1,76 @@
+import Foundation
+import IO
+
+/// Idle devices: connected at a bounded rate, then silent except for the `ping` every 15 s
+/// that docs/protocol.md §1 requires. Runs on its own event loop.
+final class IdleFleet {
+    /// 15 s: the protocol's heartbeat interval (the server closes after 45 s of silence).
+    static let pingIntervalSeconds = 15
+    let loop: EventLoop
+    let metrics: BenchMetrics
+    private let makeDevice: (Int) -> BenchDevice
+    private let total: Int
+    private(set) var devices: [BenchDevice] = []
+    private(set) var connected = 0
+    private(set) var failed = 0
+    private(set) var droppedAfterConnect = 0
+    private let throttle: ConnectThrottle
+    private var onAllSettled: (() -> Void)?
+
+    init(loop: EventLoop, metrics: BenchMetrics, url: String, total: Int, rate: Int, makeDevice: @escaping (Int) -> BenchDevice) {
+        self.loop = loop
+        self.metrics = metrics
+        self.total = total
+        self.makeDevice = makeDevice
+        throttle = ConnectThrottle(loop: loop, url: url, rate: rate)
+    }
+
+    /// Starts connecting; `done` runs on the loop once every device is welcomed or failed.
+    func connectAll(done: @escaping () -> Void) {
+        onAllSettled = done
+        devices = (0 ..< total).map(makeDevice)
+        for device in devices {
+            device.onWelcome = { [weak self] _ in
+                guard let self else { return }
+                connected += 1
+                settle()
+            }
+            device.onConnectFailed = { [weak self] _, error in
+                guard let self else { return }
+                failed += 1
+                metrics.error("idleConnectFailed(\(Self.short(error)))")
+                settle()
+            }
+            device.onClose = { [weak self] device, code in
+                guard let self else { return }
+                if device.welcomed {
+                    droppedAfterConnect += 1
+                    metrics.error("idleClosed(\(code))")
+                } else {
+                    failed += 1
+                    metrics.error("idleClosedBeforeWelcome(\(code))")
+                    settle()
+                }
+            }
+        }
+        throttle.connect(devices)
+    }
+
+    private func settle() {
+        guard connected + failed == total, let done = onAllSettled else { return }
+        onAllSettled = nil
+        done()
+    }
+
+    /// Stops opening new sockets (time bound hit).
+    func stopConnecting() { throttle.cancel() }
+
+    func closeAll() {
+        for device in devices { device.close() }
+    }
+
+    static func short(_ error: IOError) -> String {
+        let text = "\(error)"
+        return String(text.prefix(while: { $0 != "(" }))
+    }
+}

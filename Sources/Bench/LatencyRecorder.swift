@@ -1,0 +1,60 @@
+/// Latency samples of one stage in microseconds (client monotonic clock,
+/// `g_get_monotonic_time`). Bounded: keeps at most ``capacity`` samples (reservoir beyond).
+struct LatencyRecorder {
+    /// 2,000,000 samples × 8 bytes = 16 MB worst case: a 20 s run at 1,000 setups/s records
+    /// ~20,000 per stage; the cap only matters for hour-long runs.
+    static let capacity = 2_000_000
+    private(set) var samples: [Int64] = []
+    private(set) var count = 0
+    private var rng = SplitMix64(seed: 0x5EED)
+
+    mutating func record(_ micros: Int64) {
+        count += 1
+        if samples.count < Self.capacity {
+            samples.append(max(0, micros))
+        } else {
+            // Reservoir sampling (Vitter's algorithm R) keeps the sample uniform.
+            let slot = Int(rng.next() % UInt64(count))
+            if slot < Self.capacity { samples[slot] = max(0, micros) }
+        }
+    }
+
+    mutating func reset() {
+        samples.removeAll(keepingCapacity: true)
+        count = 0
+    }
+
+    /// p50/p95/p99/max in milliseconds (nearest-rank percentiles).
+    func summary() -> LatencySummary {
+        guard !samples.isEmpty else { return LatencySummary(count: 0, p50: 0, p95: 0, p99: 0, max: 0) }
+        let sorted = samples.sorted()
+        func rank(_ p: Double) -> Double {
+            let index = min(sorted.count - 1, max(0, Int((p * Double(sorted.count)).rounded(.up)) - 1))
+            return Double(sorted[index]) / 1000
+        }
+        return LatencySummary(count: count, p50: rank(0.50), p95: rank(0.95), p99: rank(0.99),
+                              max: Double(sorted[sorted.count - 1]) / 1000)
+    }
+}
+
+/// One stage's figures in milliseconds.
+public struct LatencySummary: Codable, Equatable, Sendable {
+    public var count: Int
+    public var p50: Double
+    public var p95: Double
+    public var p99: Double
+    public var max: Double
+}
+
+/// Tiny deterministic PRNG (SplitMix64, Steele et al. 2014) for reservoir slots.
+struct SplitMix64 {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

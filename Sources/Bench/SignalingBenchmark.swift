@@ -1,0 +1,266 @@
+import Auth
+import Foundation
+import IO
+
+/// `switchboard bench signaling`: holds idle devices connected to a running server and
+/// drives complete call setups through its IM channel, then prints the figures
+/// (docs/benchmarks.md). Bounded in count and time: every phase has a deadline.
+///
+/// Threads: one event loop for the idle devices, one for the call pairs (the latency
+/// measurements), the calling thread only orchestrates.
+public enum SignalingBenchmark {
+    /// Exit status: 0 ran (errors are in the report), 1 could not run, 2 bad flags.
+    public static func main(_ args: [String]) -> Int32 {
+        let options: BenchmarkOptions
+        do {
+            switch try BenchmarkOptions.parse(args) {
+            case .help:
+                print(BenchmarkOptions.usage)
+                return 0
+            case .run(let parsed):
+                options = parsed
+            }
+        } catch {
+            FileHandle.standardError.write(Data("switchboard bench signaling: \(error)\n\n\(BenchmarkOptions.usage)\n".utf8))
+            return 2
+        }
+        let secret: [UInt8]
+        do {
+            secret = try BenchmarkSecret.load(options)
+        } catch {
+            let what: String
+            switch error {
+            case .unreadable(let path): what = "cannot read the secret file \(path)"
+            case .notBase64: what = "the token secret is not base64url/base64 text"
+            }
+            FileHandle.standardError.write(Data("switchboard bench signaling: \(what)\n".utf8))
+            return 1
+        }
+        let report = SignalingRun(options: options, signer: TokenSigner(secret: secret)).run()
+        print(options.json ? report.json() : report.text)
+        return 0
+    }
+}
+
+/// One benchmark run; see ``SignalingBenchmark``.
+final class SignalingRun {
+    let options: BenchmarkOptions
+    let signer: TokenSigner
+    let idleLoop = EventLoop(name: "bench-idle")
+    let pairLoop = EventLoop(name: "bench-pairs")
+    let idleMetrics = BenchMetrics()
+    let pairMetrics = BenchMetrics()
+    /// Makes eventIDs and callIDs unique across runs against the same database (eventIDs
+    /// are remembered 24 h; a repeat would be answered `duplicate`).
+    let runTag = String(UInt64(EventLoop.wallClockMilliseconds()), radix: 36)
+    var notes: [String] = []
+
+    init(options: BenchmarkOptions, signer: TokenSigner) {
+        self.options = options
+        self.signer = signer
+    }
+
+    func token(account: String, device: String) -> String {
+        let now = EventLoop.wallClockMilliseconds() / 1000
+        // 2 h + the run: tokens must outlive the longest allowed run (1 h) plus connecting.
+        guard let claims = try? TokenClaims(account: account, device: device, issuedAt: now,
+                                            expiresAt: now + 7_200 + Int64(options.durationSeconds + options.warmupSeconds)) else {
+            return ""
+        }
+        return signer.mint(claims)
+    }
+
+    /// Runs `body` on `loop` and waits for its value.
+    func on<T>(_ loop: EventLoop, _ body: @escaping () -> T) -> T {
+        let done = DispatchSemaphore(value: 0)
+        var value: T?
+        loop.execute {
+            value = body()
+            done.signal()
+        }
+        done.wait()
+        return value!
+    }
+
+    /// Polls `condition` on `loop` every 50 ms until true or `seconds` pass.
+    func wait(on loop: EventLoop, seconds: Double, until condition: @escaping () -> Bool) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while Date() < deadline {
+            if on(loop, condition) { return true }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return on(loop, condition)
+    }
+
+    static func seconds(since startMicros: Int64) -> Double {
+        Double(EventLoop.monotonicMicroseconds() - startMicros) / 1_000_000
+    }
+
+    func run() -> BenchmarkReport {
+        let startedAt = ISO8601DateFormatter().string(from: Date())
+        if let limit = raiseFileDescriptorLimit() {
+            let needed = UInt64(options.idle + options.pairs * (1 + options.calleeDevices) + 64)
+            if limit < needed {
+                notes.append("fd limit \(limit) < \(needed) sockets needed: connections beyond it fail")
+            }
+        }
+        var serverPID = options.serverPID
+        if serverPID == nil, let port = ServerProcess.port(of: options.url) {
+            serverPID = ServerProcess.listener(port: port)
+            if serverPID == nil { notes.append("server process not found (pass --server-pid): no memory figures") }
+        }
+        idleLoop.start()
+        pairLoop.start()
+        defer {
+            idleLoop.stop()
+            pairLoop.stop()
+        }
+
+        // 1. Idle devices.
+        let rssBefore = serverPID.flatMap { ServerProcess.residentKB(pid: $0) }
+        let fleet = IdleFleet(loop: idleLoop, metrics: idleMetrics, url: options.url, total: options.idle,
+                              rate: options.connectRate) { [self] k in
+            BenchDevice(account: "bench-i-\(k)", device: "d0", token: token(account: "bench-i-\(k)", device: "d0"),
+                        loop: idleLoop, metrics: idleMetrics)
+        }
+        // Heartbeat from the first connection on: connecting 10,000 may take longer than
+        // the server's 45 s idle timeout.
+        let idleHeartbeat = Heartbeat(loop: idleLoop) { fleet.devices }
+        idleLoop.execute { idleHeartbeat.start() }
+        let idleStart = EventLoop.monotonicMicroseconds()
+        var idleSettled = options.idle == 0
+        if options.idle > 0 {
+            let settled = DispatchSemaphore(value: 0)
+            idleLoop.execute { fleet.connectAll { settled.signal() } }
+            // Bound: 3× the nominal connect time + 120 s (a server loaded by 10,000 sockets
+            // accepts far below the nominal rate; see docs/benchmarks.md).
+            idleSettled = settled.wait(timeout: .now() + Double(options.idle) / Double(options.connectRate) * 3 + 120) == .success
+            if !idleSettled {
+                idleLoop.execute { fleet.stopConnecting() }
+                notes.append("idle connect phase hit its time bound")
+            }
+        }
+        let idleSeconds = Self.seconds(since: idleStart)
+        // 1 s: let the server finish the hellos' work and the allocator settle before reading RSS.
+        Thread.sleep(forTimeInterval: options.idle > 0 ? 1 : 0)
+        let rssAfter = serverPID.flatMap { ServerProcess.residentKB(pid: $0) }
+        let idleConnected = on(idleLoop) { fleet.connected }
+
+        // 2. Pair devices: connect, hello, wait for caughtUp (earlier runs' backlog replayed).
+        let pairs: [BenchPair] = on(pairLoop) { [self] in
+            (0 ..< options.pairs).map { i in
+                let caller = BenchDevice(account: "bench-a-\(i)", device: "d0", token: token(account: "bench-a-\(i)", device: "d0"),
+                                         loop: pairLoop, metrics: pairMetrics)
+                let callees = (0 ..< options.calleeDevices).map { d in
+                    BenchDevice(account: "bench-b-\(i)", device: "d\(d)", token: token(account: "bench-b-\(i)", device: "d\(d)"),
+                                loop: pairLoop, metrics: pairMetrics)
+                }
+                return BenchPair(index: i, caller: caller, callees: callees, metrics: pairMetrics, loop: pairLoop,
+                                 runTag: runTag, setupTimeoutMs: Int64(options.setupTimeoutSeconds * 1000))
+            }
+        }
+        let pairDevices = pairs.flatMap { [$0.caller] + $0.callees }
+        let pairHeartbeat = Heartbeat(loop: pairLoop) { pairDevices }
+        pairLoop.execute { pairHeartbeat.start() }
+        let pairConnector = ConnectThrottle(loop: pairLoop, url: options.url, rate: options.connectRate)
+        let pairConnectStart = EventLoop.monotonicMicroseconds()
+        on(pairLoop) { [pairMetrics] in
+            for device in pairDevices {
+                device.onConnectFailed = { _, error in pairMetrics.error("pairConnectFailed(\(IdleFleet.short(error)))") }
+                device.onClose = { _, code in pairMetrics.error("pairDeviceClosed(\(code))") }
+            }
+            pairConnector.connect(pairDevices)
+        }
+        _ = wait(on: pairLoop, seconds: 30 + Double(pairDevices.count) / Double(options.connectRate)) {
+            pairDevices.allSatisfy { $0.caughtUp || $0.closed }
+        }
+        let pairConnected = on(pairLoop) { pairDevices.filter { $0.caughtUp }.count }
+        let pairConnectSeconds = Self.seconds(since: pairConnectStart)
+
+        // 3. Closed-loop setups: only pairs whose devices all connected take part.
+        let ready = on(pairLoop) { pairs.filter { p in p.caller.caughtUp && p.callees.allSatisfy { $0.caughtUp } } }
+        if ready.count < pairs.count { notes.append("\(pairs.count - ready.count) pairs not connected; they did not run") }
+        let limit = on(pairLoop) { ready.first?.caller.commandsPerSecond } ?? 50
+        let interval = BenchPair.minimumSetupIntervalMs(commandsPerSecond: limit)
+        if !ready.isEmpty {
+            notes.append("each pair starts at most one setup per \(interval) ms (server limit \(limit) commands/s per device): "
+                + "at most \(Int(Double(ready.count) * 1000 / Double(interval))) setups/s with \(ready.count) pairs")
+        }
+        on(pairLoop) { ready.forEach { $0.minimumSetupIntervalMs = interval; $0.start() } }
+        Thread.sleep(forTimeInterval: options.warmupSeconds)
+
+        let cpuTicks0 = serverPID.flatMap { ServerProcess.cpuTicks(pid: $0) }
+        let wait0 = serverPID.flatMap { ServerProcess.runQueueWaitNanos(pid: $0) }
+        let ownCPU0 = ServerProcess.ownCPUSeconds()
+        let idle0 = on(idleLoop) { [self] in idleMetrics.counts }
+        let pair0 = on(pairLoop) { [self] () -> BenchMetrics.Counts in
+            pairMetrics.resetSamples()
+            pairMetrics.measuring = true
+            return pairMetrics.counts
+        }
+        let windowStart = EventLoop.monotonicMicroseconds()
+        Thread.sleep(forTimeInterval: options.durationSeconds)
+        let pair1 = on(pairLoop) { [self] () -> BenchMetrics.Counts in
+            pairMetrics.measuring = false
+            return pairMetrics.counts
+        }
+        let idle1 = on(idleLoop) { [self] in idleMetrics.counts }
+        let window = Self.seconds(since: windowStart)
+        let cpuTicks1 = serverPID.flatMap { ServerProcess.cpuTicks(pid: $0) }
+        let wait1 = serverPID.flatMap { ServerProcess.runQueueWaitNanos(pid: $0) }
+        let load = ServerProcess.loadAverage()
+        let ownCPU1 = ServerProcess.ownCPUSeconds()
+
+        // 4. Drain: in-flight setups finish (or time out), then everything closes.
+        on(pairLoop) { ready.forEach { $0.stop() } }
+        if !wait(on: pairLoop, seconds: options.setupTimeoutSeconds + 2, until: { ready.allSatisfy { $0.stopped } }) {
+            notes.append("some setups were still in flight at the end")
+        }
+        let rssEnd = serverPID.flatMap { ServerProcess.residentKB(pid: $0) }
+        let dropped = on(idleLoop) { fleet.droppedAfterConnect }
+        let failed = on(idleLoop) { fleet.failed }
+        let notConnected = max(0, options.idle - idleConnected - failed)
+        on(pairLoop) {
+            pairHeartbeat.stop()
+            pairDevices.forEach { $0.close() }
+        }
+        on(idleLoop) {
+            idleHeartbeat.stop()
+            fleet.closeAll()
+        }
+        // 1 s for the closing handshakes, so the server logs clean closes rather than resets.
+        Thread.sleep(forTimeInterval: 1)
+
+        // Everything the loops' callbacks reach stays alive until the sockets are closed.
+        withExtendedLifetime((fleet, pairs, pairDevices, pairConnector)) {}
+        let d = (pair1 - pair0) + (idle1 - idle0)
+        let m = on(pairLoop) { [self] in (pairMetrics.latencies, pairMetrics.accepted, pairMetrics.rejectedByCode,
+                                          pairMetrics.expectedRejections, pairMetrics.errors,
+                                          pairMetrics.rejectionExamples) }
+        var errors = m.4
+        for (key, value) in on(idleLoop, { [self] in idleMetrics.errors }) { errors[key, default: 0] += value }
+        let latencies = Stage.allCases.map { stage in
+            BenchmarkReport.StageFigures(stage: stage.rawValue, latency: m.0[stage]?.summary()
+                ?? LatencySummary(count: 0, p50: 0, p95: 0, p99: 0, max: 0))
+        }
+        var perConnection: Double?
+        if let before = rssBefore, let after = rssAfter, idleConnected > 0 {
+            perConnection = Double(after - before) / Double(idleConnected)
+        }
+        return BenchmarkReport(
+            url: options.url, startedAt: startedAt, idleRequested: options.idle, idleConnected: idleConnected,
+            idleFailed: failed, idleNotConnectedInTime: notConnected, idleDroppedDuringRun: dropped, idleConnectSeconds: idleSeconds,
+            pairs: options.pairs, calleeDevices: options.calleeDevices, pairDevicesConnected: pairConnected, pairConnectSeconds: pairConnectSeconds,
+            warmupSeconds: options.warmupSeconds, measuredSeconds: window,
+            setupsCompleted: d.setupsCompleted, setupsPerSecond: Double(d.setupsCompleted) / window,
+            commandsPerSecond: Double(d.commandsSent) / window, eventsPerSecond: Double(d.framesReceived) / window,
+            framesSentPerSecond: Double(d.framesSent) / window, latencies: latencies,
+            accepted: m.1, rejectedByCode: m.2, rejectionExamples: m.5, expectedRejections: m.3, errors: errors,
+            serverPID: serverPID, serverRSSBeforeIdleKB: rssBefore, serverRSSAfterIdleKB: rssAfter, serverRSSEndKB: rssEnd,
+            memoryPerIdleConnectionKB: perConnection,
+            serverCPUCores: cpuTicks0.flatMap { t0 in cpuTicks1.map { Double($0 - t0) / ServerProcess.ticksPerSecond / window } },
+            clientCPUCores: (ownCPU1 - ownCPU0) / window,
+            serverRunQueueWaitFraction: wait0.flatMap { w0 in wait1.map { Double($0 - w0) / 1e9 / window } },
+            loadAverage: load, cpus: ProcessInfo.processInfo.activeProcessorCount, notes: notes)
+    }
+}

@@ -1,0 +1,77 @@
+@testable import Bench
+import XCTest
+
+final class BenchmarkOptionsTests: XCTestCase {
+    func testDefaultsNeedOnlyTheSecret() throws {
+        guard case .run(let o) = try BenchmarkOptions.parse(["--secret-file", "/tmp/s"]) else { return XCTFail("expected run") }
+        XCTAssertEqual(o.url, "ws://127.0.0.1:8080/v1/ws")
+        XCTAssertEqual(o.secretFile, "/tmp/s")
+        XCTAssertEqual(o.idle, 10_000)
+        XCTAssertEqual(o.pairs, 200)
+        XCTAssertEqual(o.calleeDevices, 3)
+        XCTAssertEqual(o.durationSeconds, 20)
+        XCTAssertFalse(o.json)
+    }
+
+    func testEveryFlag() throws {
+        let args = ["--url", "ws://127.0.0.1:18555/v1/ws", "--secret", "c2VjcmV0", "--idle=500", "--pairs", "7",
+                    "--callee-devices", "5", "--duration", "3.5", "--warmup", "0", "--connect-rate", "300",
+                    "--setup-timeout", "4", "--server-pid", "1234", "--json"]
+        guard case .run(let o) = try BenchmarkOptions.parse(args) else { return XCTFail("expected run") }
+        var expected = BenchmarkOptions()
+        expected.url = "ws://127.0.0.1:18555/v1/ws"
+        expected.secret = "c2VjcmV0"
+        expected.idle = 500
+        expected.pairs = 7
+        expected.calleeDevices = 5
+        expected.durationSeconds = 3.5
+        expected.warmupSeconds = 0
+        expected.connectRate = 300
+        expected.setupTimeoutSeconds = 4
+        expected.serverPID = 1234
+        expected.json = true
+        XCTAssertEqual(o, expected)
+    }
+
+    func testHelpWinsOverMissingSecret() throws {
+        XCTAssertEqual(try BenchmarkOptions.parse(["--help"]), .help)
+        XCTAssertEqual(try BenchmarkOptions.parse(["--idle", "3", "-h"]), .help)
+    }
+
+    func testBadFlagsAreTypedErrors() {
+        func error(_ args: [String]) -> BenchmarkOptionsError? {
+            do { _ = try BenchmarkOptions.parse(args); return nil } catch { return error }
+        }
+        XCTAssertEqual(error(["--secret", "x", "--bogus"]), .unknownFlag("--bogus"))
+        XCTAssertEqual(error(["--secret", "x", "--idle"]), .missingValue("--idle"))
+        XCTAssertEqual(error(["--secret", "x", "--idle", "-5"]),
+                       .invalidValue(flag: "--idle", value: "-5", expected: "an integer in 0...60000"))
+        XCTAssertEqual(error(["--secret", "x", "--pairs", "ten"]),
+                       .invalidValue(flag: "--pairs", value: "ten", expected: "an integer in 0...5000"))
+        XCTAssertEqual(error(["--secret", "x", "--callee-devices", "17"]),
+                       .invalidValue(flag: "--callee-devices", value: "17", expected: "an integer in 1...16"))
+        XCTAssertEqual(error(["--secret", "x", "--duration", "nan"]),
+                       .invalidValue(flag: "--duration", value: "nan", expected: "seconds in 0.1...3600.0"))
+        XCTAssertEqual(error(["--secret", "x", "--url", "http://127.0.0.1/v1/ws"]),
+                       .invalidValue(flag: "--url", value: "http://127.0.0.1/v1/ws", expected: "a ws:// or wss:// URL"))
+        XCTAssertEqual(error(["--secret", "x", "--json=yes"]), .invalidValue(flag: "--json", value: "yes", expected: "no value"))
+        XCTAssertEqual(error(["--idle", "3"]),
+                       .conflicting("the server's token secret is needed: --secret-file PATH or --secret TEXT"))
+        XCTAssertEqual(error(["--secret", "x", "--secret-file", "/tmp/s"]),
+                       .conflicting("give either --secret or --secret-file, not both"))
+    }
+
+    func testMainExitsTwoOnBadFlagsAndZeroOnHelp() {
+        XCTAssertEqual(SignalingBenchmark.main(["--nope"]), 2)
+        XCTAssertEqual(SignalingBenchmark.main(["--help"]), 0)
+    }
+
+    func testSecretAcceptsBase64urlAndBase64() {
+        // 0xFB 0xFF 0xBF: "-_-_" in base64url, "+/+/" in base64 (RFC 4648 §4/§5 alphabets).
+        XCTAssertEqual(BenchmarkSecret.decode("-_-_\n"), [0xFB, 0xFF, 0xBF])
+        XCTAssertEqual(BenchmarkSecret.decode("+/+/"), BenchmarkSecret.decode("-_-_"))
+        XCTAssertEqual(BenchmarkSecret.decode("YWI="), Array("ab".utf8))
+        XCTAssertNil(BenchmarkSecret.decode("not base64!"))
+        XCTAssertNil(BenchmarkSecret.decode("  "))
+    }
+}
