@@ -1,7 +1,7 @@
 extension WebClient {
     /// 1:1 calls, peer to peer (docs/protocol.md §4–§6): invite with an offer, ring in every
     /// tab, answer with the seen revision, trickle ICE with generation and ufrag,
-    /// mediaConnected, hang up. TURN credentials come from the invite result / call.incoming;
+    /// mediaConnected, hang up; or routed through the SFU (`media: sfu`). TURN credentials come from the invite result / call.incoming;
     /// `?relay=1` forces relay-only ICE.
     static let callScript = #"""
     const held = new Map();   // callID -> call.incoming received before caughtUp
@@ -107,6 +107,7 @@ extension WebClient {
     function endCall(c, state, reason) {
       if (sb.currentCall === c.callID) {
         closeCallPC();
+        if (sb.room === c.callID) sb.leaveRoom().catch(() => {});
         sb.currentCall = null;
         setCallState(c, state, reason);
         $("callbox").hidden = false;
@@ -117,7 +118,8 @@ extension WebClient {
     }
 
     /** Calls `callee`: offer first, then TURN-configured gathering once the invite is accepted. */
-    sb.call = async function (callee) {
+    sb.call = async function (callee, options) {
+      if ((options && options.sfu) || (!options && $("via-server").checked)) return callViaServer(callee);
       const stream = await media();
       const tmp = { callID: null, generation: 1 };
       const pc = newCallPC(tmp, null);
@@ -145,6 +147,7 @@ extension WebClient {
     sb.accept = async function (callID) {
       const c = sb.calls[callID];
       if (!c || c.state !== "ringing") throw new Error("not ringing");
+      if (c.media === "sfu") return acceptViaServer(c);
       const stream = await media();
       sb.currentCall = callID;
       setCallState(c, "answering");
@@ -184,7 +187,7 @@ extension WebClient {
       const snap = msg.snapshot || {};
       c.role = "callee";
       c.peer = snap.caller ? snap.caller.account : "?";
-      c.offer = msg.sdp; c.turn = msg.turn;
+      c.offer = msg.sdp; c.turn = msg.turn; c.media = snap.media || "p2p";
       if (c.state && c.state !== "ringing") return;   // already stopped by a later event
       setCallState(c, "ringing");
       command("call.ringing", { callID: c.callID }).then((r) => seen(r)).catch(() => {});
@@ -202,7 +205,9 @@ extension WebClient {
     handlers["call.ringing"] = async (msg) => { const c = seen(msg); if (c.state === "calling") setCallState(c, "ringing"); };
     handlers["call.answered"] = async (msg) => {
       const c = seen(msg);
-      if (sb.currentCall !== c.callID || !callPC) return;
+      if (sb.currentCall !== c.callID) return;
+      if (c.media === "sfu") { setCallState(c, "connecting"); await sb.joinRoom(c.callID); return; }
+      if (!callPC) return;
       await callPC.setRemoteDescription({ type: "answer", sdp: msg.sdp });
       await flushCandidates();
       if (c.state !== "connected") setCallState(c, "connecting");
@@ -241,6 +246,38 @@ extension WebClient {
     handlers["sdp.answer"] = async (msg) => {
       if (sb.currentCall !== msg.callID || !callPC || callPC.signalingState !== "have-local-offer") return;
       await callPC.setRemoteDescription({ type: "answer", sdp: msg.sdp });
+    };
+
+    // SFU-routed 1:1 call (protocol §4 `media: sfu`): no SDP in the invite or the answer;
+    // once answered, both parties join the room named after the callID and negotiate with
+    // the server (§9). "connected" comes from the room's peer connection.
+    async function callViaServer(callee) {
+      await media();
+      const r = await command("call.invite", { callee, media: "sfu" });
+      if (r.status !== "accepted") throw new Error("call refused: " + r.code);
+      const c = seen(r);
+      c.role = "caller"; c.peer = callee; c.media = "sfu";
+      sb.currentCall = r.callID;
+      setCallState(c, "calling");
+      return r.callID;
+    }
+    async function acceptViaServer(c) {
+      await media();
+      sb.currentCall = c.callID;
+      setCallState(c, "answering");
+      const r = await command("call.answer", { callID: c.callID, revision: c.revision });
+      if (r.status !== "accepted") { endCall(c, r.code === "staleRevision" ? "answeredElsewhere" : "ended", r.code); return false; }
+      seen(r);
+      setCallState(c, "connecting");
+      await sb.joinRoom(c.callID);
+      return true;
+    }
+    /** The room's peer connection reached "connected": an SFU-routed call is talkable. */
+    sb._roomConnected = function () {
+      const c = sb.calls[sb.currentCall];
+      if (!c || c.media !== "sfu" || sb.room !== c.callID || c.state === "connected") return;
+      setCallState(c, "connected");
+      command("call.mediaConnected", { callID: c.callID }).catch(() => {});
     };
 
     $("call-btn").onclick = () => sb.call($("callee").value.trim()).catch((err) => note(err.message));

@@ -11,6 +11,7 @@ extension WebClient {
       $("room-members").textContent = sb.members.join(", ");
       $("room-state").textContent = sb.room ? ("in " + sb.room + " (" + sb.roomState + ")") : "";
       $("join-btn").hidden = !!sb.room; $("leave-btn").hidden = !sb.room;
+      $("ring-btn").disabled = !sb.room;
     }
 
     function closeRoomPC() {
@@ -68,7 +69,10 @@ extension WebClient {
         videoTile("room:" + s.id, s.id).srcObject = s;
         s.onremovetrack = () => { if (s.getTracks().length === 0) { removeTile("room:" + s.id); sb.remoteStreams = sb.remoteStreams.filter((x) => x !== s.id); } };
       };
-      pc.onconnectionstatechange = () => { sb.roomConnectionState = pc.connectionState; renderMembers(); };
+      pc.onconnectionstatechange = () => {
+        sb.roomConnectionState = pc.connectionState; renderMembers();
+        if (pc.connectionState === "connected" && sb._roomConnected) sb._roomConnected();
+      };
       renderMembers();
       await roomOffer();
       return sb.members;

@@ -4,14 +4,15 @@ import IO
 /// The browser client served at `/`: one self-contained HTML page (no CDN, no build step,
 /// no resource bundle, so the binary stays a single file). It speaks the IM channel of
 /// docs/protocol.md from the browser: sign-in (pasted token or `POST /v1/dev/token`), hello
-/// with resume cursor, heartbeat, acks, 1:1 calls with trickle ICE (§4–§6) and SFU rooms (§9).
+/// with resume cursor, heartbeat, acks, 1:1 calls with trickle ICE (§4–§6), SFU-routed 1:1
+/// calls (`media: sfu`), SFU rooms and room ringing (§9).
 ///
 /// `window.switchboard` exposes the client's state and a `stats()` helper for the Chromium
 /// integration tests (Tests/IntegrationTests/Browser*.swift).
 public enum WebClient {
     /// The page, assembled once: markup + the script parts (session, call, room).
     public static let page: String = markup.replacingOccurrences(
-        of: "/*SCRIPT*/", with: [sessionScript, callScript, roomScript].joined(separator: "\n"))
+        of: "/*SCRIPT*/", with: [sessionScript, callScript, roomScript, roomRingScript].joined(separator: "\n"))
 
     static func response() -> HTTPResponse {
         HTTPResponse(status: 200, headers: [
@@ -64,6 +65,7 @@ public enum WebClient {
     <fieldset id="calls">
       <legend>Call</legend>
       <label>Account to call <input id="callee"></label>
+      <label><input type="checkbox" id="via-server"> through the server (SFU)</label>
       <button id="call-btn">Call</button>
       <div id="incoming"></div>
       <div id="callbox" hidden>
@@ -79,6 +81,9 @@ public enum WebClient {
       <button id="leave-btn" hidden>Leave</button>
       <span id="room-state"></span>
       <div>Members: <span id="room-members"></span></div>
+      <label>Invite accounts <input id="invitees" placeholder="carol, dave"></label>
+      <button id="ring-btn">Ring them</button>
+      <div id="room-invites"></div>
     </fieldset>
 
     <fieldset>

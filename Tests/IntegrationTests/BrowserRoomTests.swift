@@ -55,4 +55,33 @@ final class BrowserRoomTests: BrowserCase {
         }
         print("browser room test took \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
     }
+
+    func testRoomRingRingsEveryInviteeTabAndJoinFromOneStopsTheOther() throws {
+        let server = try ServerProcess(settings: ["auth.dev_tokens": "true"])
+        let chromium = try Chromium(loop: loop)
+        defer { chromium.close() }
+        let alice = try openClient(chromium, server, account: "alice", device: "laptop")
+        let bobA = try openClient(chromium, server, account: "bob", device: "tab-a")
+        let bobB = try openClient(chromium, server, account: "bob", device: "tab-b")
+        let joined = try alice.evaluate("window.switchboard.joinRoom('standup').then(() => 'ok', e => e.message)", timeout: 20) as? String
+        if joined?.contains("mediaUnavailable") == true { throw XCTSkip("this server build has no rooms (room.join → mediaUnavailable)") }
+        XCTAssertEqual(joined, "ok")
+
+        try alice.evaluate("""
+            document.getElementById('invitees').value = 'bob';
+            document.getElementById('ring-btn').click();
+            """)
+        try alice.waitUntil("(window.switchboard.ringStates.standup || {}).bob === 'ringing'", timeout: 10)
+        for tab in [bobA, bobB] {
+            try tab.waitUntil("document.querySelector('#room-invites .ring[data-room=\"standup\"] button.join')", timeout: 10)
+            let text = try tab.evaluate("document.querySelector('#room-invites .ring').textContent") as? String
+            XCTAssertTrue(text?.contains("alice/laptop") == true, text ?? "")
+        }
+        try bobA.evaluate("document.querySelector('#room-invites .ring[data-room=\"standup\"] button.join').click()")
+        try bobA.waitUntil("window.switchboard.room === 'standup' && window.switchboard.members.includes('alice/laptop')", timeout: 10)
+        try bobB.waitUntil("window.switchboard.roomInvites.standup.state === 'accepted'", timeout: 10)
+        try bobB.waitUntil("document.getElementById('room-invites').textContent.includes('answered on another device')", timeout: 5)
+        XCTAssertNil(try bobB.evaluate("window.switchboard.room"), "the other tab did not join")
+        try alice.waitUntil("window.switchboard.members.includes('bob/tab-a') && window.switchboard.ringStates.standup.bob === 'accepted'", timeout: 10)
+    }
 }
