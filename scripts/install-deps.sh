@@ -7,6 +7,8 @@ set -euo pipefail
 pkgs=(pkg-config libnice-dev libglib2.0-dev libsrtp2-dev libopus-dev libssl-dev
       libsoup-3.0-dev libsqlite3-dev openssl)
 missing=()
+# Browser integration tests: headless Chromium (fake media devices) and coturn (relay-only ICE).
+pkgs+=(chromium coturn)
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done

@@ -82,6 +82,14 @@ public struct ConfigKey {
                   }, render: { $0.database.synchronous.rawValue }),
         optionalSecret("token.secret", \.token.secret, "Inline access-token (HS256) secret: base64 or base64url of at least 32 random bytes. Unset = use token.secret_file (preferred: keeps the secret out of this file)."),
         path("token.secret_file", \.token.secretFile, "File holding the access-token secret (base64url text). Created with mode 0600 and 32 random bytes on first run if missing; must not be readable by other users."),
+        ConfigKey(name: "auth.dev_tokens", summary: "DEVELOPMENT ONLY, NEVER IN PRODUCTION: true enables POST /v1/dev/token, which hands a valid 12h token for ANY account and device to ANYONE who can reach the port, with no password: it lets anyone be anyone. It exists so the browser client at / can sign in on a developer machine. false: the route answers 404.",
+                  isSecret: false, apply: { (config: inout ServerConfig, text: String) throws(ConfigValueProblem) in
+                      switch text.lowercased() {
+                      case "true", "yes", "on", "1": config.auth.devTokens = true
+                      case "false", "no", "off", "0": config.auth.devTokens = false
+                      default: throw ConfigValueProblem(reason: "expected true or false")
+                      }
+                  }, render: { $0.auth.devTokens ? "true" : "false" }),
         optionalSecret("turn.secret", \.turn.secret, "coturn static-auth-secret (use-auth-secret). Unset = no TURN credentials are issued."),
         ConfigKey(name: "turn.uris", summary: "Comma-separated TURN/STUN URIs given to clients with credentials, e.g. turn:turn.example.org:3478?transport=udp,turns:turn.example.org:5349?transport=tcp.",
                   isSecret: false, apply: { (config: inout ServerConfig, text: String) throws(ConfigValueProblem) in

@@ -87,7 +87,15 @@ public struct ServerConfig: Sendable, Equatable {
         public var maxDevicesPerAccount = 16
     }
 
+    /// Development-only authentication shortcuts.
+    public struct DevAuth: Sendable, Equatable {
+        /// `POST /v1/dev/token` mints a token for any account and device to anyone who asks.
+        /// false: it lets anyone be anyone; enable only on a development machine.
+        public var devTokens = false
+    }
+
     public var http = HTTP()
+    public var auth = DevAuth()
     public var database = Database()
     public var token = Token()
     public var turn = TURN()

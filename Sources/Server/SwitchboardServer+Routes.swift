@@ -1,3 +1,4 @@
+import Auth
 import Foundation
 import IO
 import Signaling
@@ -15,6 +16,24 @@ extension SwitchboardServer {
             return .json(status, Data(body.utf8))
         }
         server.route("GET", "/metrics") { [unowned self] _ in .text(200, metricsText()) }
+        // The browser client (WebClient.swift). "/" is the catch-all prefix: only "/" itself
+        // and "/index.html" get the page, anything else stays a 404.
+        server.route("GET", "/") { request in
+            guard request.path == "/" || request.path == "/index.html" else {
+                return .json(404, Data("{\"error\":\"not_found\"}".utf8))
+            }
+            return WebClient.response()
+        }
+        // DEVELOPMENT ONLY (auth.dev_tokens): anyone becomes any account. 404 when disabled.
+        if config.auth.devTokens {
+            log.warning("auth.dev_tokens is on: POST /v1/dev/token gives anyone a token for any account (development only)", [:])
+        }
+        let devSigner = config.auth.devTokens ? (try? config.resolveTokenSecret()).map { TokenSigner(secret: $0) } : nil
+        server.route("POST", "/v1/dev/token") { request in
+            guard let signer = devSigner else { return .json(404, Data("{\"error\":\"not_found\"}".utf8)) }
+            return DevToken.response(enabled: true, body: request.body, signer: signer,
+                                     now: EventLoop.wallClockMilliseconds() / 1000)
+        }
     }
 
     /// Prometheus text exposition (version 0.0.4) of the signaling counters.
