@@ -61,7 +61,7 @@ let package = Package(
         .testTarget(name: "SRTPTests", dependencies: ["SRTP"]),
         .testTarget(name: "DTLSTests", dependencies: ["DTLS", "SRTP"]),
         .testTarget(name: "ICETests", dependencies: ["ICE", "STUN", "CNice"]),
-        .testTarget(name: "MediaTests", dependencies: ["Media", "CSocket"], swiftSettings: v5),
+        .testTarget(name: "MediaTests", dependencies: ["Media", "CSocket", "ICE", "STUN", "DTLS", "SRTP", "SDP", "SFU", "RTP"], swiftSettings: v5),
         .testTarget(name: "PeerTests", dependencies: ["Peer"], swiftSettings: v5),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CNice", "CSRTP", "COpus", "COpenSSL", "CSoup", "CSQLite"]),
     ]
