@@ -44,7 +44,7 @@ let package = Package(
         .target(name: "Signaling", dependencies: ["CallCore", "Storage", "Auth", "Logging"]),
         .target(name: "SignalingClient", dependencies: ["IO"], swiftSettings: v5),
         .target(name: "Bench", dependencies: ["IO", "Auth", "Logging"], swiftSettings: v5),
-        .target(name: "Server", dependencies: ["IO", "Signaling", "Storage", "Auth", "Logging", "SignalingClient", "Bench"], swiftSettings: v5),
+        .target(name: "Server", dependencies: ["IO", "Signaling", "Storage", "Auth", "Logging", "SignalingClient", "Bench", "Media", "DTLS"], swiftSettings: v5),
         .executableTarget(name: "switchboard", dependencies: ["Server"], swiftSettings: v5),
 
         // MARK: Tests.
@@ -55,7 +55,7 @@ let package = Package(
         .testTarget(name: "StorageTests", dependencies: ["Storage"]),
         .testTarget(name: "IOTests", dependencies: ["IO"], swiftSettings: v5),
         .testTarget(name: "SignalingTests", dependencies: ["Signaling", "CallCore", "Storage", "Auth"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["SignalingClient", "IO", "Auth"], swiftSettings: v5),
+        .testTarget(name: "IntegrationTests", dependencies: ["SignalingClient", "IO", "Auth", "Peer"], swiftSettings: v5),
         .testTarget(name: "BenchTests", dependencies: ["Bench"], swiftSettings: v5),
         .testTarget(name: "ServerTests", dependencies: ["Server"], swiftSettings: v5),
         .testTarget(name: "SDPTests", dependencies: ["SDP"], resources: [.copy("Fixtures")]),
@@ -63,7 +63,7 @@ let package = Package(
         .testTarget(name: "SRTPTests", dependencies: ["SRTP"]),
         .testTarget(name: "DTLSTests", dependencies: ["DTLS", "SRTP"]),
         .testTarget(name: "ICETests", dependencies: ["ICE", "STUN", "CNice"]),
-        .testTarget(name: "MediaTests", dependencies: ["Media", "CSocket"], swiftSettings: v5),
+        .testTarget(name: "MediaTests", dependencies: ["Media", "CSocket", "ICE", "STUN", "DTLS", "SRTP", "SDP", "SFU", "RTP"], swiftSettings: v5),
         .testTarget(name: "PeerTests", dependencies: ["Peer", "Media", "ICE", "DTLS", "SRTP", "RTP", "SDP", "IO", "SignalingClient"], swiftSettings: v5),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CNice", "CSRTP", "COpus", "COpenSSL", "CSoup", "CSQLite"]),
     ]

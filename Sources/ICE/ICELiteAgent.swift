@@ -19,6 +19,9 @@ public final class ICELiteAgent {
     /// RFC 7675 §5.1: consent expires 30 s after the last authenticated check (browsers send
     /// a consent check every ~5 s, so six have to be lost).
     public static let consentTimeout: Int64 = 30_000
+    /// This agent's consent timeout (ms); `consentTimeout` unless a test or deployment needs a
+    /// shorter one (e.g. to see a vanished peer cleaned up quickly).
+    public var consentTimeoutMilliseconds: Int64 = ICELiteAgent.consentTimeout
     /// At most this many validated remote addresses per session (oldest forgotten first):
     /// a browser has a handful of candidates per component; the cap bounds the table when a
     /// peer with valid credentials sprays checks from many ports.
@@ -97,7 +100,7 @@ public final class ICELiteAgent {
     /// The earliest time `tick` has something to do (next consent expiry), if any.
     /// O(sessions): for tests and idle sleeps; the media loop simply ticks every second.
     public func nextDeadline() -> Int64? {
-        sessions.values.lazy.filter { !$0.expired }.map { $0.lastConsent + Self.consentTimeout }.min()
+        sessions.values.lazy.filter { !$0.expired }.map { $0.lastConsent + self.consentTimeoutMilliseconds }.min()
     }
 
     /// Expires consent of sessions without an authenticated check for `consentTimeout`
@@ -105,7 +108,7 @@ public final class ICELiteAgent {
     /// so no more media is accepted from or sent to it.
     public func tick(now: Int64) -> [ICEEvent] {
         var expired: [ICESessionID] = []
-        for session in sessions.values where !session.expired && now - session.lastConsent >= Self.consentTimeout {
+        for session in sessions.values where !session.expired && now - session.lastConsent >= consentTimeoutMilliseconds {
             session.expired = true
             for address in session.validated.keys where addressTable[address] == session.id { addressTable[address] = nil }
             expired.append(session.id)

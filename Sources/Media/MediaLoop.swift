@@ -38,6 +38,10 @@ public final class MediaLoop {
     static let maxSleep: Int64 = 1_000
 
     public let configuration: MediaLoopConfiguration
+    /// Source address of the datagram being handled by `onDTLS` (loop thread only): DTLS
+    /// replies before nomination must go back where the ClientHello came from, since
+    /// `send(_:to: ICESessionID)` has no selected path yet.
+    public internal(set) var currentSource: SocketAddress?
     public let socket: UDPSocket
     /// The ICE-lite agent: loop thread only (use `perform` to register sessions).
     public let ice = ICELiteAgent()

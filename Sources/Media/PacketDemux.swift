@@ -28,6 +28,7 @@ extension MediaLoop {
             handleSTUN(bytes, from: source, now: now)
         case 20...63:
             guard let session = ice.session(for: source) else { stats.unknownPeerDrops &+= 1; return }
+            currentSource = source
             onDTLS(self, session, bytes, now)
         case 128...191:
             guard let session = ice.session(for: source) else { stats.unknownPeerDrops &+= 1; return }
