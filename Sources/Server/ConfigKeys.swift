@@ -100,6 +100,42 @@ public struct ConfigKey {
                       config.turn.uris = uris
                   }, render: { $0.turn.uris.joined(separator: ",") }),
         duration("turn.ttl", \.turn.ttl, max: .seconds(86_400), "Lifetime of issued TURN credentials. 1h: covers nearly every call while bounding a leaked credential (the TURN REST draft suggests at most a day)."),
+        ConfigKey(name: "media.enabled", summary: "true: run the SFU media plane (rooms, SFU-routed calls). false: signaling only; sfu.offer gets mediaUnavailable.",
+                  isSecret: false, apply: { (config: inout ServerConfig, text: String) throws(ConfigValueProblem) in
+                      switch text.lowercased() {
+                      case "true", "yes", "on", "1": config.media.enabled = true
+                      case "false", "no", "off", "0": config.media.enabled = false
+                      default: throw ConfigValueProblem(reason: "expected true or false")
+                      }
+                  }, render: { $0.media.enabled ? "true" : "false" }),
+        ConfigKey(name: "media.host", summary: "Address the media UDP socket binds (IPv4/IPv6 literal). 0.0.0.0 = all interfaces.",
+                  isSecret: false, apply: { (config: inout ServerConfig, text: String) throws(ConfigValueProblem) in
+                      guard !text.isEmpty, !ConfigValues.hasWhitespaceOrControl(text) else { throw ConfigValueProblem(reason: "expected an IP address") }
+                      config.media.host = text
+                  }, render: { $0.media.host }),
+        ConfigKey(name: "media.port", summary: "The ONE UDP port all media uses (ICE-lite, DTLS, SRTP for every participant). 10000: below the ephemeral range. 0 = any free port.",
+                  isSecret: false, apply: { (config: inout ServerConfig, text: String) throws(ConfigValueProblem) in
+                      config.media.port = UInt16(try ConfigValues.integer(text, in: 0 ... 65535))
+                  }, render: { String($0.media.port) }),
+        ConfigKey(name: "media.announced_address", summary: "Address (host or host:port) put in the SDP candidate when clients must reach the server through NAT or a container port mapping. Unset = the bound address.",
+                  isSecret: false, apply: { (config: inout ServerConfig, text: String) throws(ConfigValueProblem) in
+                      if text.isEmpty { config.media.announcedAddress = nil; return }
+                      guard !ConfigValues.hasWhitespaceOrControl(text) else { throw ConfigValueProblem(reason: "expected host or host:port") }
+                      config.media.announcedAddress = text
+                  }, render: { $0.media.announcedAddress ?? "" }),
+        ConfigKey(name: "media.certificate_file", summary: "PEM certificate for DTLS (with media.key_file). Unset = a fresh ECDSA P-256 certificate each start.",
+                  isSecret: false, apply: { (config: inout ServerConfig, text: String) throws(ConfigValueProblem) in
+                      config.media.certificateFile = text.isEmpty ? nil : text
+                  }, render: { $0.media.certificateFile ?? "" }),
+        ConfigKey(name: "media.key_file", summary: "PEM private key of media.certificate_file.",
+                  isSecret: false, apply: { (config: inout ServerConfig, text: String) throws(ConfigValueProblem) in
+                      config.media.keyFile = text.isEmpty ? nil : text
+                  }, render: { $0.media.keyFile ?? "" }),
+        ConfigKey(name: "call.media_policy", summary: "Where 1:1 call media flows: client (the caller chooses with media=p2p|sfu, default p2p), p2p (always peer to peer / TURN), sfu (always through this server's SFU).",
+                  isSecret: false, apply: { (config: inout ServerConfig, text: String) throws(ConfigValueProblem) in
+                      guard let policy = ServerConfig.CallMediaPolicy(rawValue: text) else { throw ConfigValueProblem(reason: "expected client, p2p or sfu") }
+                      config.callMediaPolicy = policy
+                  }, render: { $0.callMediaPolicy.rawValue }),
         ConfigKey(name: "push.webhook_url", summary: "http(s) URL that receives a POST when an offline device must be woken. Unset = push disabled.",
                   isSecret: false, apply: { (config: inout ServerConfig, text: String) throws(ConfigValueProblem) in
                       if text.isEmpty { config.push.webhookURL = nil; return }

@@ -79,6 +79,12 @@ extension ServerConfig {
         if push.backoffCap < push.backoff {
             throw .inconsistent("push.backoff_cap must be >= push.backoff")
         }
+        if (media.certificateFile == nil) != (media.keyFile == nil) {
+            throw .inconsistent("media.certificate_file and media.key_file go together")
+        }
+        if callMediaPolicy == .sfu, !media.enabled {
+            throw .inconsistent("call.media_policy = sfu needs media.enabled = true")
+        }
         if turn.secret != nil, turn.uris.isEmpty {
             throw .inconsistent("turn.secret is set but turn.uris is empty (credentials would be useless)")
         }

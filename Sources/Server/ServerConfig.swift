@@ -94,7 +94,31 @@ public struct ServerConfig: Sendable, Equatable {
         public var devTokens = false
     }
 
+    /// The SFU media plane: ICE-lite, DTLS-SRTP and forwarding on one UDP port.
+    public struct Media: Sendable, Equatable {
+        /// false: rooms work for membership and ringing, negotiation gets `mediaUnavailable`.
+        public var enabled = true
+        public var host = "0.0.0.0"
+        /// 10000: unprivileged, below Linux's ephemeral range (32768–60999) so it never
+        /// collides with outgoing connections; mediasoup's default first RTC port.
+        public var port: UInt16 = 10000
+        /// The address clients must send to, put in the SDP candidate: set it behind NAT or
+        /// in a container ("203.0.113.7" or "203.0.113.7:10000"). Unset = the bound address.
+        public var announcedAddress: String?
+        /// PEM certificate and key for DTLS; unset = a fresh ECDSA P-256 certificate per start.
+        public var certificateFile: String?
+        public var keyFile: String?
+    }
+
+    /// Where 1:1 calls' media flows: `client` (the caller picks with `media`, default p2p),
+    /// `p2p` or `sfu` (server policy for every call).
+    public enum CallMediaPolicy: String, Sendable, Equatable, CaseIterable {
+        case client, p2p, sfu
+    }
+
     public var http = HTTP()
+    public var media = Media()
+    public var callMediaPolicy = CallMediaPolicy.client
     public var auth = DevAuth()
     public var database = Database()
     public var token = Token()

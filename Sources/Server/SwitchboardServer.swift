@@ -4,6 +4,7 @@ import Dispatch
 import Foundation
 import IO
 import Logging
+import Media
 import Signaling
 import Storage
 
@@ -20,6 +21,8 @@ public final class SwitchboardServer {
     var push: PushDispatcher?
     /// Rooms and SFU negotiation.
     var rooms: RoomCoordinator!
+    /// The media plane (its own thread and UDP port); nil with `media.enabled = false`.
+    var sfu: SFUServer?
     var tickTimer: TimerHandle?
     /// Signaling latency per frame (µs, received → its actions carried out), for /metrics.
     var commandTimes = LatencyWindow()
@@ -41,7 +44,11 @@ public final class SwitchboardServer {
         let secret = try config.resolveTokenSecret()
         hub = SignalingHub(store: store, tokens: TokenSigner(secret: secret), turn: config.makeTURNCredentialIssuer(),
                            config: HubConfig(config), log: log.withSubsystem("signaling"))
-        rooms = RoomCoordinator(loop: loop, hub: hub, media: nil, log: log.withSubsystem("rooms"),
+        if config.media.enabled {
+            let sfu = try SFUServer(configuration: try config.media.sfuConfiguration())
+            self.sfu = sfu
+        }
+        rooms = RoomCoordinator(loop: loop, hub: hub, media: sfu.map(SFUMediaPlane.init), log: log.withSubsystem("rooms"),
                                 disconnectGraceMs: config.limits.idleTimeout.milliseconds)
         rooms.send = { [unowned self] connection, text in sockets[connection]?.send(text: text) }
         rooms.carryOut = { [unowned self] actions in carryOut(actions) }
@@ -68,6 +75,11 @@ public final class SwitchboardServer {
             carryOut(hub.tick(time: now()))
             scheduleTick()
         }
+        if let sfu {
+            sfu.start()
+            log.info("media listening", ["host": .string(config.media.host), "port": .int(Int64(sfu.port)),
+                                         "fingerprint": .string(sfu.fingerprint)])
+        }
         log.info("listening", ["host": .string(config.http.host), "port": .int(Int64(server.boundPort)),
                                "database": .string(config.database.path), "pid": .int(Int64(getpid()))])
         loop.run()
@@ -79,6 +91,7 @@ public final class SwitchboardServer {
         log.info("shutting down", ["signal": .int(Int64(signal))])
         tickTimer?.cancel()
         http?.stop()
+        sfu?.stop()
         store.close()
         loop.stop()
     }
@@ -187,7 +200,14 @@ extension HubConfig {
                   commandBurst: Double(c.limits.commandBurst),
                   heartbeatIntervalMs: c.limits.heartbeatInterval.milliseconds,
                   idleTimeoutMs: c.limits.idleTimeout.milliseconds,
-                  maxDevicesPerAccount: c.limits.maxDevicesPerAccount)
+                  maxDevicesPerAccount: c.limits.maxDevicesPerAccount,
+                  mediaPolicy: {
+                      switch c.callMediaPolicy {
+                      case .client: return .clientChoice(default: .p2p)
+                      case .p2p: return .always(.p2p)
+                      case .sfu: return .always(.sfu)
+                      }
+                  }())
     }
 }
 

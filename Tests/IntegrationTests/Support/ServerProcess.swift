@@ -26,6 +26,9 @@ final class ServerProcess: @unchecked Sendable {
         env["SWITCHBOARD_DATABASE_PATH"] = dir.appendingPathComponent("switchboard.sqlite").path
         env["SWITCHBOARD_TOKEN_SECRET"] = Base64URL.encode(Self.secret)
         env["SWITCHBOARD_LOG_LEVEL"] = "debug"
+        // The media plane on loopback, on a port the kernel picks (tests run in parallel).
+        env["SWITCHBOARD_MEDIA_HOST"] = "127.0.0.1"
+        env["SWITCHBOARD_MEDIA_PORT"] = "0"
         for (key, value) in settings {
             env["SWITCHBOARD_" + key.uppercased().replacingOccurrences(of: ".", with: "_")] = value
         }

@@ -1,0 +1,94 @@
+import CallCore
+import DTLS
+import Foundation
+import Media
+
+/// The SFU as the room coordinator's media plane: maps members and errors between the
+/// signaling vocabulary (DeviceKey, protocol codes) and the SFU's.
+final class SFUMediaPlane: MediaPlane {
+    let sfu: SFUServer
+
+    init(_ sfu: SFUServer) {
+        self.sfu = sfu
+    }
+
+    func join(room: String, member: DeviceKey, offer: String,
+              completion: @escaping (Result<MediaAnswer, MediaPlaneError>) -> Void) {
+        sfu.join(room: room, member: MemberID(member), offer: offer) { result in
+            completion(result.map { MediaAnswer(generation: Int64($0.generation), sdp: $0.sdp) }.mapError(Self.wire))
+        }
+    }
+
+    func applyAnswer(member: DeviceKey, generation: Int64, sdp: String,
+                     completion: @escaping (Result<Void, MediaPlaneError>) -> Void) {
+        guard generation >= 0 else { return completion(.failure(Self.wire(.invalidGeneration))) }
+        sfu.applyAnswer(member: MemberID(member), generation: UInt64(generation), sdp: sdp) { result in
+            completion(result.mapError(Self.wire))
+        }
+    }
+
+    func leave(member: DeviceKey) {
+        sfu.leave(member: MemberID(member))
+    }
+
+    func setCallbacks(onOffer: @escaping (DeviceKey, Int64, String) -> Void,
+                      onMemberLeft: @escaping (DeviceKey, String) -> Void) {
+        sfu.onOffer = { member, generation, sdp in onOffer(DeviceKey(member), Int64(generation), sdp) }
+        sfu.onMemberLeft = { _, member, reason in
+            // `.left` is the echo of our own leave; the coordinator already handled it.
+            guard reason != .left else { return }
+            onMemberLeft(DeviceKey(member), reason.wireReason)
+        }
+    }
+
+    /// SFU errors as protocol v1 rejection codes (docs/protocol.md §4, §9).
+    static func wire(_ error: SFUServerError) -> MediaPlaneError {
+        switch error {
+        case .invalidSDP(let reason): return MediaPlaneError(code: "invalidSDP", message: reason)
+        case .badFingerprint: return MediaPlaneError(code: "invalidSDP", message: "the offer's DTLS fingerprint is missing or malformed")
+        case .iceRejected(let reason): return MediaPlaneError(code: "invalidSDP", message: "ICE credentials: \(reason)")
+        case .routerRejected(let reason): return MediaPlaneError(code: "invalidSDP", message: "tracks: \(reason)")
+        case .unknownMember: return MediaPlaneError(code: "notInRoom", message: "no media session for this device; send sfu.offer first")
+        case .wrongRoom: return MediaPlaneError(code: "wrongRoom", message: "this device's media session belongs to another room")
+        case .invalidGeneration: return MediaPlaneError(code: "invalidGeneration", message: "the server offer of that generation is not current")
+        case .glare: return MediaPlaneError(code: "glare", message: "the server's offer is outstanding; answer it, then offer again")
+        case .notRunning: return MediaPlaneError(code: "mediaUnavailable", message: "the media plane is not running")
+        }
+    }
+}
+
+extension MemberID {
+    init(_ key: DeviceKey) { self.init(account: key.account, device: key.device) }
+}
+
+extension DeviceKey {
+    init(_ member: MemberID) { self.init(account: member.account, device: member.device) }
+}
+
+extension ServerConfig.Media {
+    /// The SFU's configuration from the config file's `media.*` keys.
+    func sfuConfiguration() throws -> MediaConfiguration {
+        var announcedHost: String?
+        var announcedPort: UInt16?
+        if let announced = announcedAddress {
+            // "host:port" for IPv4/DNS names, "[v6]:port" or a bare address otherwise.
+            if announced.hasPrefix("["), let close = announced.firstIndex(of: "]") {
+                announcedHost = String(announced[announced.index(after: announced.startIndex)..<close])
+                let rest = announced[announced.index(after: close)...]
+                if rest.hasPrefix(":") { announcedPort = UInt16(rest.dropFirst()) }
+            } else if announced.filter({ $0 == ":" }).count == 1, let colon = announced.firstIndex(of: ":") {
+                announcedHost = String(announced[..<colon])
+                announcedPort = UInt16(announced[announced.index(after: colon)...])
+            } else {
+                announcedHost = announced
+            }
+        }
+        var certificate: DTLSCertificate?
+        if let certificateFile, let keyFile {
+            certificate = try DTLSCertificate(pemCertificate: String(contentsOfFile: certificateFile, encoding: .utf8),
+                                              pemKey: String(contentsOfFile: keyFile, encoding: .utf8))
+        }
+        return MediaConfiguration(host: host, port: port, announcedHost: announcedHost, announcedPort: announcedPort,
+                                  certificate: certificate)
+    }
+}
