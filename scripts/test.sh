@@ -17,7 +17,8 @@ suites = [root] if root.tag == "testsuite" else root.iter("testsuite")
 tests = failures = errors = skipped = 0
 for s in suites:
     tests += int(s.get("tests", 0)); failures += int(s.get("failures", 0))
-    errors += int(s.get("errors", 0)); skipped += int(s.get("skipped", 0))
+    errors += int(s.get("errors", 0))
+    skipped += sum(1 for case in s.iter("testcase") if case.find("skipped") is not None)
 failed = failures + errors
 print(f"tests: {tests - failed - skipped} passed, {failed} failed, {skipped} skipped")
 PY
