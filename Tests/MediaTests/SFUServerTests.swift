@@ -279,7 +279,7 @@ final class SFUServerTests: XCTestCase {
         XCTAssertEqual(server.stats().members.map(\.member), [b.member])
     }
 
-    func testStatsAndMemoryPerParticipant() throws {
+    func testStatsPerMemberWithFourMembers() throws {
         try startServer()
         let clients = try (0..<4).map { try SyntheticClient("m\($0)/d", serverPort: server.port) }
         try joinAll(clients)
@@ -288,6 +288,30 @@ final class SFUServerTests: XCTestCase {
         XCTAssertEqual(stats.members.count, 4)
         XCTAssertEqual(stats.subscriptions, 12)
         XCTAssertTrue(stats.members.allSatisfy { $0.packetsIn >= 10 && $0.packetsOut >= 30 && $0.packetsLost == 0 })
+    }
+
+    func testUnsignaledSSRCIsLearnedFromTheMidExtension() throws {
+        try startServer()
+        let a = try SyntheticClient("a/1", serverPort: server.port)
+        a.signalSSRC = false
+        let b = try SyntheticClient("b/1", serverPort: server.port)
+        XCTAssertFalse(a.offer().contains("a=ssrc"))
+        try joinAll([a, b])
+        try exchange([a, b], count: 10)
+        XCTAssertEqual(server.stats().counters.unknownSSRC, 0)
+    }
+
+    func testDTLSBeforeNominationIsAnsweredToTheClientHelloSource() throws {
+        try startServer()
+        let a = try SyntheticClient("a/1", serverPort: server.port)
+        let answer = try server.joinSync(room: "r", member: a.member, offer: a.offer()).get()
+        try a.accept(serverDescription: answer.sdp)
+        a.keepAlive = false
+        try a.sendCheck(now: MediaLoop.monotonicMilliseconds(), nominate: false)
+        XCTAssertTrue(try drive([a]) { a.checkAnswered })
+        try a.startDTLS(now: MediaLoop.monotonicMilliseconds())
+        XCTAssertTrue(try drive([a]) { a.srtp != nil && self.events.hasJoined(a.member) }, "DTLS completes without nomination")
+        XCTAssertEqual(server.stats().loop.noPathDrops, 0)
     }
 }
 
