@@ -107,6 +107,19 @@ public final class SFUServer {
         loop.stop()
     }
 
+    var isRunning: Bool {
+        stateLock.lock()
+        defer { stateLock.unlock() }
+        return started
+    }
+
+    /// Runs `work` on the loop thread, or `notRunning` at once when the loop is stopped
+    /// (a stopped loop never runs queued work, so the completion would never come).
+    func onLoop(_ work: @escaping () -> Void, notRunning: () -> Void) {
+        guard isRunning else { return notRunning() }
+        loop.perform { _ in work() }
+    }
+
     var isOnLoopThread: Bool {
         guard let loopThread else { return false }
         return pthread_equal(loopThread, pthread_self()) != 0
@@ -126,42 +139,39 @@ public final class SFUServer {
     /// ICE restart). The completion gets the answer, or a typed error.
     public func join(room: String, member: MemberID, offer: String,
                      completion: @escaping (Result<SFUAnswerResult, SFUServerError>) -> Void) {
-        loop.perform { [unowned self] _ in
+        onLoop({ [unowned self] in
             let now = MediaLoop.monotonicMilliseconds()
             completion(Result { () throws(SFUServerError) in try handleOffer(room: room, member: member, offer: offer, now: now) })
-        }
+        }, notRunning: { completion(.failure(.notRunning)) })
     }
 
     /// A member's answer to the server offer of `generation`.
     public func applyAnswer(member: MemberID, generation: UInt64, sdp: String,
                             completion: @escaping (Result<Void, SFUServerError>) -> Void) {
-        loop.perform { [unowned self] _ in
+        onLoop({ [unowned self] in
             let now = MediaLoop.monotonicMilliseconds()
             completion(Result { () throws(SFUServerError) in try handleAnswer(member: member, generation: generation, sdp: sdp, now: now) })
-        }
+        }, notRunning: { completion(.failure(.notRunning)) })
     }
 
     /// Removes a member (its tracks stop, the others are renegotiated). `onMemberLeft` fires
     /// with `.left`; the completion gets `unknownMember` if it was not there.
     public func leave(member: MemberID, completion: @escaping (Result<Void, SFUServerError>) -> Void = { _ in }) {
-        loop.perform { [unowned self] _ in
+        onLoop({ [unowned self] in
             guard let participant = members[member] else { return completion(.failure(.unknownMember)) }
             remove(participant, reason: .left, now: MediaLoop.monotonicMilliseconds())
             completion(.success(()))
-        }
+        }, notRunning: { completion(.failure(.notRunning)) })
     }
 
     /// A snapshot of counters and per-member figures (completion on the loop thread).
     public func stats(completion: @escaping (SFUServerStats) -> Void) {
-        loop.perform { [unowned self] _ in completion(snapshot()) }
+        onLoop({ [unowned self] in completion(snapshot()) }, notRunning: { completion(snapshot()) })
     }
 
     /// Blocking snapshot: from any thread but the loop's own (there it is computed directly).
     public func stats() -> SFUServerStats {
-        stateLock.lock()
-        let running = started
-        stateLock.unlock()
-        if isOnLoopThread || !running { return snapshot() }
+        if isOnLoopThread || !isRunning { return snapshot() }
         let done = DispatchSemaphore(value: 0)
         var result: SFUServerStats?
         stats { value in

@@ -313,6 +313,39 @@ final class SFUServerTests: XCTestCase {
         XCTAssertTrue(try drive([a]) { a.srtp != nil && self.events.hasJoined(a.member) }, "DTLS completes without nomination")
         XCTAssertEqual(server.stats().loop.noPathDrops, 0)
     }
+
+    /// RTCP is terminated per leg: the server consumes a publisher's SR and sends its own
+    /// reports (SR for our outgoing SSRC to the subscriber, RR to the publisher) within the
+    /// 5 s audio report interval (docs/rtcp.md).
+    func testRTCPIsConsumedAndReportsAreSentOnEachLeg() throws {
+        try startServer()
+        let a = try SyntheticClient("a/1", serverPort: server.port)
+        let b = try SyntheticClient("b/1", serverPort: server.port)
+        try joinAll([a, b])
+        try exchange([a, b], count: 5)
+        var report: [UInt8] = [0x80, 200, 0, 6] + withUnsafeBytes(of: a.ssrc.bigEndian, Array.init)
+            + [0xE9, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0x5F, 0x90, 0, 0, 0, 5, 0, 0, 0, 0xA0]
+        report.reserveCapacity(report.count + 32)
+        try XCTUnwrap(a.srtp).protectRTCP(&report)
+        a.send(report)
+        XCTAssertTrue(try drive([a, b]) { self.server.stats().counters.rtcpIn >= 1 })
+        XCTAssertTrue(try drive([a, b], timeout: 8) { a.rtcpReceived >= 1 && b.rtcpReceived >= 1 },
+                      "reports: a \(a.rtcpReceived), b \(b.rtcpReceived), \(server.stats().counters)")
+        let counters = server.stats().counters
+        XCTAssertEqual(counters.rtcpMalformed, 0)
+        XCTAssertGreaterThanOrEqual(counters.rtcpOut, 2)
+        XCTAssertEqual(a.unprotectFailures + b.unprotectFailures, 0)
+    }
+
+    func testCallsOnAStoppedServerFailWithNotRunning() throws {
+        try startServer()
+        let a = try SyntheticClient("a/1", serverPort: server.port)
+        server.stop()
+        XCTAssertEqual(server.joinSync(room: "r", member: a.member, offer: a.offer()).failureValue, .notRunning)
+        XCTAssertEqual(server.applyAnswerSync(member: a.member, generation: 1, sdp: "").failureValue, .notRunning)
+        XCTAssertEqual(server.leaveSync(member: a.member).failureValue, .notRunning)
+        XCTAssertTrue(server.stats().members.isEmpty)
+    }
 }
 
 extension Result {
