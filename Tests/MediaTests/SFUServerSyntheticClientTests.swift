@@ -222,6 +222,13 @@ final class ServerEvents {
         return mine
     }
 
+    /// Waits (bounded) for at least one offer for `member`, then takes them all.
+    func waitOffers(for member: MemberID) -> [(generation: UInt64, sdp: String)] {
+        var taken: [(generation: UInt64, sdp: String)] = []
+        _ = eventually { taken += takeOffers(for: member); return !taken.isEmpty }
+        return taken
+    }
+
     func hasJoined(_ member: MemberID) -> Bool { lock.lock(); defer { lock.unlock() }; return joined.contains(member) }
     func leaveReason(_ member: MemberID) -> SFULeaveReason? {
         lock.lock()
