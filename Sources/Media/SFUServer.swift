@@ -27,8 +27,9 @@ public final class SFUServer {
     let router: Router
     let answerCodecs: [SFUCodec]
 
-    /// A device's member offer was answered, or the server wants to renegotiate: the server
-    /// offer for `member` with its generation (protocol §9 `sfu.offer` s→c). Loop thread.
+    /// The server renegotiates: its offer for `member` with the new generation (protocol §9
+    /// `sfu.offer` s→c), emitted when the member's receive set changed, at most one
+    /// outstanding per member. Loop thread.
     public var onOffer: (_ member: MemberID, _ generation: UInt64, _ sdp: String) -> Void = { _, _, _ in }
     /// A member's DTLS is connected: media flows (protocol §9 `room.memberJoined`). Loop thread.
     public var onMemberJoined: (_ room: String, _ member: MemberID) -> Void = { _, _ in }
@@ -85,7 +86,7 @@ public final class SFUServer {
     /// The bound UDP port.
     public var port: UInt16 { loop.localAddress.port }
     /// The certificate's SHA-256 fingerprint as in SDP ("sha-256 AB:CD:…").
-    public var fingerprint: String { certificate.fingerprint }
+    public var fingerprint: String { certificate.sha256Fingerprint.sdpValue }
 
     /// Starts the loop thread.
     public func start() {
