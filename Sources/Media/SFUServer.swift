@@ -27,8 +27,9 @@ public final class SFUServer {
     let router: Router
     let answerCodecs: [SFUCodec]
 
-    /// A device's member offer was answered, or the server wants to renegotiate: the server
-    /// offer for `member` with its generation (protocol §9 `sfu.offer` s→c). Loop thread.
+    /// The server renegotiates: its offer for `member` with the new generation (protocol §9
+    /// `sfu.offer` s→c), emitted when the member's receive set changed, at most one
+    /// outstanding per member. Loop thread.
     public var onOffer: (_ member: MemberID, _ generation: UInt64, _ sdp: String) -> Void = { _, _, _ in }
     /// A member's DTLS is connected: media flows (protocol §9 `room.memberJoined`). Loop thread.
     public var onMemberJoined: (_ room: String, _ member: MemberID) -> Void = { _, _ in }
@@ -85,7 +86,7 @@ public final class SFUServer {
     /// The bound UDP port.
     public var port: UInt16 { loop.localAddress.port }
     /// The certificate's SHA-256 fingerprint as in SDP ("sha-256 AB:CD:…").
-    public var fingerprint: String { certificate.fingerprint }
+    public var fingerprint: String { certificate.sha256Fingerprint.sdpValue }
 
     /// Starts the loop thread.
     public func start() {
@@ -107,6 +108,19 @@ public final class SFUServer {
         loop.stop()
     }
 
+    var isRunning: Bool {
+        stateLock.lock()
+        defer { stateLock.unlock() }
+        return started
+    }
+
+    /// Runs `work` on the loop thread, or `notRunning` at once when the loop is stopped
+    /// (a stopped loop never runs queued work, so the completion would never come).
+    func onLoop(_ work: @escaping () -> Void, notRunning: () -> Void) {
+        guard isRunning else { return notRunning() }
+        loop.perform { _ in work() }
+    }
+
     var isOnLoopThread: Bool {
         guard let loopThread else { return false }
         return pthread_equal(loopThread, pthread_self()) != 0
@@ -126,42 +140,39 @@ public final class SFUServer {
     /// ICE restart). The completion gets the answer, or a typed error.
     public func join(room: String, member: MemberID, offer: String,
                      completion: @escaping (Result<SFUAnswerResult, SFUServerError>) -> Void) {
-        loop.perform { [unowned self] _ in
+        onLoop({ [unowned self] in
             let now = MediaLoop.monotonicMilliseconds()
             completion(Result { () throws(SFUServerError) in try handleOffer(room: room, member: member, offer: offer, now: now) })
-        }
+        }, notRunning: { completion(.failure(.notRunning)) })
     }
 
     /// A member's answer to the server offer of `generation`.
     public func applyAnswer(member: MemberID, generation: UInt64, sdp: String,
                             completion: @escaping (Result<Void, SFUServerError>) -> Void) {
-        loop.perform { [unowned self] _ in
+        onLoop({ [unowned self] in
             let now = MediaLoop.monotonicMilliseconds()
             completion(Result { () throws(SFUServerError) in try handleAnswer(member: member, generation: generation, sdp: sdp, now: now) })
-        }
+        }, notRunning: { completion(.failure(.notRunning)) })
     }
 
     /// Removes a member (its tracks stop, the others are renegotiated). `onMemberLeft` fires
     /// with `.left`; the completion gets `unknownMember` if it was not there.
     public func leave(member: MemberID, completion: @escaping (Result<Void, SFUServerError>) -> Void = { _ in }) {
-        loop.perform { [unowned self] _ in
+        onLoop({ [unowned self] in
             guard let participant = members[member] else { return completion(.failure(.unknownMember)) }
             remove(participant, reason: .left, now: MediaLoop.monotonicMilliseconds())
             completion(.success(()))
-        }
+        }, notRunning: { completion(.failure(.notRunning)) })
     }
 
     /// A snapshot of counters and per-member figures (completion on the loop thread).
     public func stats(completion: @escaping (SFUServerStats) -> Void) {
-        loop.perform { [unowned self] _ in completion(snapshot()) }
+        onLoop({ [unowned self] in completion(snapshot()) }, notRunning: { completion(snapshot()) })
     }
 
     /// Blocking snapshot: from any thread but the loop's own (there it is computed directly).
     public func stats() -> SFUServerStats {
-        stateLock.lock()
-        let running = started
-        stateLock.unlock()
-        if isOnLoopThread || !running { return snapshot() }
+        if isOnLoopThread || !isRunning { return snapshot() }
         let done = DispatchSemaphore(value: 0)
         var result: SFUServerStats?
         stats { value in

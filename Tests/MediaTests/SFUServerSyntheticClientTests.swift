@@ -44,6 +44,9 @@ final class SyntheticClient {
     private var sequence: UInt16 = 1000
     private var timestamp: UInt32 = 90_000
 
+    /// Leave the a=ssrc lines out of the offer and tag packets with the mid extension
+    /// (RFC 8843 §9.2: the SFU must learn the SSRC from the mid, as with unsignaled SSRCs).
+    var signalSSRC = true
     var received: [Received] = []
     var rtcpReceived = 0
     var unprotectFailures = 0
@@ -69,8 +72,8 @@ final class SyntheticClient {
             "a=extmap:3 http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01",
             "a=\(direction)", "a=msid:\(member.account) mic", "a=rtcp-mux", "a=rtcp-rsize",
             "a=rtpmap:111 opus/48000/2", "a=rtcp-fb:111 transport-cc", "a=fmtp:111 minptime=10;useinbandfec=1",
-            "a=ssrc:\(ssrc) cname:\(member.account)", "a=ssrc:\(ssrc) msid:\(member.account) mic", "",
-        ].joined(separator: "\r\n")
+        ].joined(separator: "\r\n") + "\r\n"
+            + (signalSSRC ? "a=ssrc:\(ssrc) cname:\(member.account)\r\na=ssrc:\(ssrc) msid:\(member.account) mic\r\n" : "")
     }
 
     /// Takes the server's answer (or offer): ICE credentials and fingerprint.
@@ -112,13 +115,13 @@ final class SyntheticClient {
     }
 
     /// An authenticated Binding request with USE-CANDIDATE (RFC 8445 §7.2.2, §8.1.1).
-    func sendCheck(now: Int64) throws {
+    func sendCheck(now: Int64, nominate: Bool = true) throws {
         var builder = STUNMessageBuilder(type: .bindingRequest, transactionID: STUNTransactionID(high: 0xC11E, low: transaction))
         transaction += 1
         try builder.appendUsername("\(serverUfrag):\(ufrag)")
         try builder.appendPriority(0x6E7F_00FF)
         try builder.appendICEControlling(tieBreaker: 0x1234_5678)
-        try builder.appendUseCandidate()
+        if nominate { try builder.appendUseCandidate() }
         send(try builder.build(integrityKey: Array(serverPassword.utf8), fingerprint: true))
         lastCheck = now
     }
@@ -182,7 +185,13 @@ final class SyntheticClient {
         timestamp &+= 960
         var packet: [UInt8] = [0x80, 111, UInt8(sequence >> 8), UInt8(sequence & 0xFF),
                                UInt8(timestamp >> 24), UInt8(timestamp >> 16 & 0xFF), UInt8(timestamp >> 8 & 0xFF), UInt8(timestamp & 0xFF),
-                               UInt8(ssrc >> 24), UInt8(ssrc >> 16 & 0xFF), UInt8(ssrc >> 8 & 0xFF), UInt8(ssrc & 0xFF)] + payload
+                               UInt8(ssrc >> 24), UInt8(ssrc >> 16 & 0xFF), UInt8(ssrc >> 8 & 0xFF), UInt8(ssrc & 0xFF)]
+        if !signalSSRC {
+            // One-byte header extension (RFC 8285 §4.2): id 4 = mid, value "0", padded.
+            packet[0] |= 0x10
+            packet += [0xBE, 0xDE, 0x00, 0x01, 0x40, UInt8(ascii: "0"), 0x00, 0x00]
+        }
+        packet += payload
         packet.reserveCapacity(packet.count + 32)
         try XCTUnwrap(session ?? srtp).protectRTP(&packet)
         return packet
@@ -211,6 +220,13 @@ final class ServerEvents {
         let mine = offers.filter { $0.member == member }.map { ($0.generation, $0.sdp) }
         offers.removeAll { $0.member == member }
         return mine
+    }
+
+    /// Waits (bounded) for at least one offer for `member`, then takes them all.
+    func waitOffers(for member: MemberID) -> [(generation: UInt64, sdp: String)] {
+        var taken: [(generation: UInt64, sdp: String)] = []
+        _ = eventually { taken += takeOffers(for: member); return !taken.isEmpty }
+        return taken
     }
 
     func hasJoined(_ member: MemberID) -> Bool { lock.lock(); defer { lock.unlock() }; return joined.contains(member) }

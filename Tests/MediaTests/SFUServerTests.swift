@@ -84,8 +84,7 @@ final class SFUServerTests: XCTestCase {
         XCTAssertEqual(server.leaveSync(member: clients[2].member).failureValue, .unknownMember)
         XCTAssertTrue(try drive(clients) { true })
         // a and b each get one new offer where c's section is inactive (mid kept).
-        Thread.sleep(forTimeInterval: 0.3)
-        let offers = events.takeOffers(for: clients[0].member)
+        let offers = events.waitOffers(for: clients[0].member)
         XCTAssertEqual(offers.count, 1)
         let offer = try SessionDescription(parsing: try XCTUnwrap(offers.first).sdp)
         XCTAssertEqual(offers.first?.generation, before + 1)
@@ -98,8 +97,7 @@ final class SFUServerTests: XCTestCase {
         // A new member reuses the inactive section.
         let d = try SyntheticClient("d/1", serverPort: server.port)
         try joinAndConnect(d, server: server, room: "r1", events: events, others: Array(clients[..<2]))
-        Thread.sleep(forTimeInterval: 0.3)
-        let reoffer = try XCTUnwrap(events.takeOffers(for: clients[0].member).last)
+        let reoffer = try XCTUnwrap(events.waitOffers(for: clients[0].member).last)
         XCTAssertEqual(try SessionDescription(parsing: reoffer.sdp).media.map { $0.explicitDirection },
                        [.recvonly, .sendonly, .sendonly].map(Optional.some), "c's freed section reused for d")
         XCTAssertNoThrow(try server.applyAnswerSync(member: clients[0].member, generation: reoffer.generation,
@@ -115,8 +113,7 @@ final class SFUServerTests: XCTestCase {
         try joinAndConnect(a, server: server, room: "r", events: events)
         try joinAndConnect(b, server: server, room: "r", events: events, others: [a])
         XCTAssertTrue(try drive([a, b]) { true })
-        Thread.sleep(forTimeInterval: 0.3)
-        let offer = try XCTUnwrap(events.takeOffers(for: a.member).first)
+        let offer = try XCTUnwrap(events.waitOffers(for: a.member).first)
         // The device offers while ours is outstanding: glare (server impolite).
         XCTAssertEqual(server.joinSync(room: "r", member: a.member, offer: a.offer()).failureValue, .glare)
         XCTAssertEqual(server.applyAnswerSync(member: a.member, generation: offer.generation + 1,
@@ -272,14 +269,13 @@ final class SFUServerTests: XCTestCase {
         XCTAssertTrue(try drive([a, b], timeout: 10) { self.events.leaveReason(a.member) != nil })
         XCTAssertEqual(events.leaveReason(a.member), .consentExpired)
         XCTAssertNil(events.leaveReason(b.member), "b kept its consent fresh")
-        Thread.sleep(forTimeInterval: 0.3)
-        let offer = try XCTUnwrap(events.takeOffers(for: b.member).last)
+        let offer = try XCTUnwrap(events.waitOffers(for: b.member).last)
         XCTAssertEqual(try SessionDescription(parsing: offer.sdp).media.map { $0.explicitDirection },
                        [.recvonly, .inactive].map(Optional.some))
         XCTAssertEqual(server.stats().members.map(\.member), [b.member])
     }
 
-    func testStatsAndMemoryPerParticipant() throws {
+    func testStatsPerMemberWithFourMembers() throws {
         try startServer()
         let clients = try (0..<4).map { try SyntheticClient("m\($0)/d", serverPort: server.port) }
         try joinAll(clients)
@@ -288,6 +284,97 @@ final class SFUServerTests: XCTestCase {
         XCTAssertEqual(stats.members.count, 4)
         XCTAssertEqual(stats.subscriptions, 12)
         XCTAssertTrue(stats.members.allSatisfy { $0.packetsIn >= 10 && $0.packetsOut >= 30 && $0.packetsLost == 0 })
+    }
+
+    func testUnsignaledSSRCIsLearnedFromTheMidExtension() throws {
+        try startServer()
+        let a = try SyntheticClient("a/1", serverPort: server.port)
+        a.signalSSRC = false
+        let b = try SyntheticClient("b/1", serverPort: server.port)
+        XCTAssertFalse(a.offer().contains("a=ssrc"))
+        try joinAll([a, b])
+        try exchange([a, b], count: 10)
+        XCTAssertEqual(server.stats().counters.unknownSSRC, 0)
+    }
+
+    func testDTLSBeforeNominationIsAnsweredToTheClientHelloSource() throws {
+        try startServer()
+        let a = try SyntheticClient("a/1", serverPort: server.port)
+        let answer = try server.joinSync(room: "r", member: a.member, offer: a.offer()).get()
+        try a.accept(serverDescription: answer.sdp)
+        a.keepAlive = false
+        try a.sendCheck(now: MediaLoop.monotonicMilliseconds(), nominate: false)
+        XCTAssertTrue(try drive([a]) { a.checkAnswered })
+        try a.startDTLS(now: MediaLoop.monotonicMilliseconds())
+        XCTAssertTrue(try drive([a]) { a.srtp != nil && self.events.hasJoined(a.member) }, "DTLS completes without nomination")
+        XCTAssertEqual(server.stats().loop.noPathDrops, 0)
+    }
+
+    /// RTCP is terminated per leg: the server consumes a publisher's SR and sends its own
+    /// reports (SR for our outgoing SSRC to the subscriber, RR to the publisher) within the
+    /// 5 s audio report interval (docs/rtcp.md).
+    func testRTCPIsConsumedAndReportsAreSentOnEachLeg() throws {
+        try startServer()
+        let a = try SyntheticClient("a/1", serverPort: server.port)
+        let b = try SyntheticClient("b/1", serverPort: server.port)
+        try joinAll([a, b])
+        try exchange([a, b], count: 5)
+        var report: [UInt8] = [0x80, 200, 0, 6] + withUnsafeBytes(of: a.ssrc.bigEndian, Array.init)
+            + [0xE9, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0x5F, 0x90, 0, 0, 0, 5, 0, 0, 0, 0xA0]
+        report.reserveCapacity(report.count + 32)
+        try XCTUnwrap(a.srtp).protectRTCP(&report)
+        a.send(report)
+        XCTAssertTrue(try drive([a, b]) { self.server.stats().counters.rtcpIn >= 1 })
+        XCTAssertTrue(try drive([a, b], timeout: 8) { a.rtcpReceived >= 1 && b.rtcpReceived >= 1 },
+                      "reports: a \(a.rtcpReceived), b \(b.rtcpReceived), \(server.stats().counters)")
+        let counters = server.stats().counters
+        XCTAssertEqual(counters.rtcpMalformed, 0)
+        XCTAssertGreaterThanOrEqual(counters.rtcpOut, 2)
+        XCTAssertEqual(a.unprotectFailures + b.unprotectFailures, 0)
+    }
+
+    func testCallsOnAStoppedServerFailWithNotRunning() throws {
+        try startServer()
+        let a = try SyntheticClient("a/1", serverPort: server.port)
+        server.stop()
+        XCTAssertEqual(server.joinSync(room: "r", member: a.member, offer: a.offer()).failureValue, .notRunning)
+        XCTAssertEqual(server.applyAnswerSync(member: a.member, generation: 1, sdp: "").failureValue, .notRunning)
+        XCTAssertEqual(server.leaveSync(member: a.member).failureValue, .notRunning)
+        XCTAssertTrue(server.stats().members.isEmpty)
+    }
+
+    /// Protocol §9: changes within 100 ms fold into one offer; while an offer is outstanding
+    /// no other goes out; the changes made meanwhile come in the next one after the answer.
+    func testRenegotiationIsCoalescedAndOneOfferIsOutstanding() throws {
+        try startServer()
+        let a = try SyntheticClient("a/1", serverPort: server.port)
+        _ = try server.joinSync(room: "r", member: a.member, offer: a.offer()).get()
+        // Queued together, so they reach the loop within one wakeup whatever the host load.
+        let others = try ["b/1", "c/1", "d/1"].map { try SyntheticClient($0, serverPort: server.port) }
+        let joined = DispatchGroup()
+        for other in others {
+            joined.enter()
+            server.join(room: "r", member: other.member, offer: other.offer()) { _ in joined.leave() }
+        }
+        joined.wait()
+        var first: [(generation: UInt64, sdp: String)] = []
+        XCTAssertTrue(eventually { first += self.events.takeOffers(for: a.member); return !first.isEmpty })
+        Thread.sleep(forTimeInterval: 0.3)
+        first += events.takeOffers(for: a.member)
+        XCTAssertEqual(first.count, 1, "three joins folded into one offer")
+        XCTAssertEqual(try SessionDescription(parsing: first[0].sdp).media.filter { $0.explicitDirection == .sendonly }.count, 3)
+        let e = try SyntheticClient("e/1", serverPort: server.port)
+        _ = try server.joinSync(room: "r", member: e.member, offer: e.offer()).get()
+        Thread.sleep(forTimeInterval: 0.4)
+        XCTAssertTrue(events.takeOffers(for: a.member).isEmpty, "no second offer while one is outstanding")
+        XCTAssertNoThrow(try server.applyAnswerSync(member: a.member, generation: first[0].generation,
+                                                    sdp: a.answer(serverOffer: first[0].sdp)).get())
+        var second: [(generation: UInt64, sdp: String)] = []
+        XCTAssertTrue(eventually { second += self.events.takeOffers(for: a.member); return !second.isEmpty })
+        XCTAssertEqual(second.map(\.generation), [first[0].generation + 1])
+        let media = try SessionDescription(parsing: try XCTUnwrap(second.first).sdp).media
+        XCTAssertEqual(media.count, 5)
+        XCTAssertEqual(Array(media.prefix(4).map(\.mid)), try SessionDescription(parsing: first[0].sdp).media.map(\.mid), "mids kept in order")
     }
 }
 
