@@ -18,34 +18,16 @@ public final class UDPReceiveBatch {
     public let slotSize: Int
     /// Datagrams filled by the last `receive`.
     public private(set) var count = 0
-    private let slots: UnsafeMutableRawPointer
-    private let iovecs: UnsafeMutablePointer<iovec>
-    private let names: UnsafeMutablePointer<sockaddr_storage>
-    private let headers: UnsafeMutablePointer<sb_mmsghdr>
+    private let vector: UDPMessageVector
+    private var slots: UnsafeMutableRawPointer { vector.slots }
+    private var iovecs: UnsafeMutablePointer<iovec> { vector.iovecs }
+    private var headers: UnsafeMutablePointer<sb_mmsghdr> { vector.headers }
+    private var names: UnsafeMutablePointer<sockaddr_storage> { vector.names }
 
     public init(capacity: Int = UDPReceiveBatch.defaultCapacity, slotSize: Int = UDPReceiveBatch.defaultSlotSize) {
-        self.capacity = max(1, capacity)
-        self.slotSize = max(1, slotSize)
-        slots = .allocate(byteCount: self.capacity * self.slotSize, alignment: 16)
-        iovecs = .allocate(capacity: self.capacity)
-        names = .allocate(capacity: self.capacity)
-        names.initialize(repeating: sockaddr_storage(), count: self.capacity)
-        headers = .allocate(capacity: self.capacity)
-        for index in 0..<self.capacity {
-            iovecs[index] = iovec(iov_base: slots + index * self.slotSize, iov_len: self.slotSize)
-            var header = sb_mmsghdr()
-            header.msg_hdr.msg_name = UnsafeMutableRawPointer(names + index)
-            header.msg_hdr.msg_iov = iovecs + index
-            header.msg_hdr.msg_iovlen = 1
-            headers[index] = header
-        }
-    }
-
-    deinit {
-        slots.deallocate()
-        iovecs.deallocate()
-        names.deallocate()
-        headers.deallocate()
+        vector = UDPMessageVector(capacity: capacity, slotSize: slotSize, initialLength: slotSize)
+        self.capacity = vector.capacity
+        self.slotSize = vector.slotSize
     }
 
     /// One nonblocking recvmmsg. Returns the number of datagrams (0 when the queue is
