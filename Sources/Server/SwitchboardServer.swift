@@ -54,7 +54,8 @@ public final class SwitchboardServer {
     /// Binds the port and starts serving on the calling thread until SIGINT/SIGTERM.
     public func run() throws -> Int32 {
         _ = raiseFileDescriptorLimit()
-        let server = try HTTPServer(loop: loop, host: config.http.host, port: config.http.port)
+        let server = try HTTPServer(loop: loop, host: config.http.host, port: config.http.port,
+                                    shards: Self.ioShards())
         http = server
         installRoutes(on: server)
         server.webSocket(path: "/v1/ws", maxIncomingPayload: hub.config.hardFrameLimit + 1, delegate: self)
@@ -72,6 +73,20 @@ public final class SwitchboardServer {
         log.info("stopped", [:])
         return 0
     }
+
+    /// Threads polling the WebSockets (HTTPServer shards); the hub stays on `loop`.
+    /// `SWITCHBOARD_HTTP_SHARDS` overrides (1 = everything on one loop, the old layout).
+    /// Default: see `defaultIOShards` and docs/benchmarks.md.
+    static func ioShards() -> Int {
+        if let text = ProcessInfo.processInfo.environment["SWITCHBOARD_HTTP_SHARDS"], let n = Int(text), (1 ... 64).contains(n) {
+            return n
+        }
+        return defaultIOShards
+    }
+
+    /// 4 on this 2-core machine (measured 1/2/4/8, docs/benchmarks.md): GLib's per-iteration
+    /// cost is O(sockets in the context), so more contexts make each wake-up cheaper.
+    static let defaultIOShards = 4
 
     private func shutdown(signal: Int32) {
         log.info("shutting down", ["signal": .int(Int64(signal))])

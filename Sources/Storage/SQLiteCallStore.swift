@@ -18,11 +18,12 @@ public final class SQLiteCallStore: CallStore, @unchecked Sendable {
     public static var schemaVersion: Int { SQLiteMigrations.supportedVersion }
 
     public let path: String
-    static let walAutocheckpointPages = 10_000
     static let journalSizeLimitBytes = 64 * 1024 * 1024
     /// Recursive: a batch holds it while the steps inside take it again.
     private let lock = NSRecursiveLock()
     private var connection: SQLiteConnection?
+    /// Nil for an in-memory database (no WAL file to checkpoint).
+    private var checkpointer: WALCheckpointer?
 
     /// Opens (creating the file and its parent directories if needed) and migrates.
     /// Throws `schemaTooNew` for a newer schema, `notADatabase` for a foreign file.
@@ -37,21 +38,35 @@ public final class SQLiteCallStore: CallStore, @unchecked Sendable {
         }
         try connection.execute("PRAGMA synchronous = \(synchronous.rawValue)")
         try connection.execute("PRAGMA foreign_keys = ON")
-        // 10,000 pages (~40 MB of WAL at 4 KB pages) instead of the default 1,000: a checkpoint
-        // (the only fsync under synchronous=NORMAL) every ~1,000 commits instead of ~100, and
-        // hot pages (cursors, deadlines, index roots) are written back once per checkpoint.
-        try connection.execute("PRAGMA wal_autocheckpoint = \(Self.walAutocheckpointPages)")
+        // No checkpoint inside a commit: the WALCheckpointer thread does them through its own
+        // connection, so the writer's thread never waits for a checkpoint's fsync.
+        try connection.execute("PRAGMA wal_autocheckpoint = 0")
         // 64 MB: after a checkpoint resets the WAL, truncate the file back to this size so a
         // burst does not leave a huge WAL on disk.
         try connection.execute("PRAGMA journal_size_limit = \(Self.journalSizeLimitBytes)")
         try SQLiteMigrations.migrate(connection)
         self.connection = connection
+        if path != ":memory:" && !path.hasPrefix("file:") {
+            let checkpointer = WALCheckpointer(path: path)
+            checkpointer.start()
+            self.checkpointer = checkpointer
+        }
     }
 
-    deinit { connection?.close() }
+    deinit {
+        checkpointer?.stop()
+        connection?.close()
+    }
+
+    /// Background checkpoints done so far (passive, restarts, failures).
+    var checkpointStats: WALCheckpointer.Stats? { checkpointer?.current }
 
     /// Finalizes statements and closes the connection; later calls throw `closed`.
     public func close() {
+        // The checkpointer's connection first: the writer's close then checkpoints what is
+        // left and removes the WAL file (it is the last connection).
+        checkpointer?.stop()
+        checkpointer = nil
         lock.lock()
         defer { lock.unlock() }
         connection?.close()
