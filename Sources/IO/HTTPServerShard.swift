@@ -55,11 +55,13 @@ final class HTTPServerShard {
         }
         defer { g_object_unref(UnsafeMutableRawPointer(socket)) }
         g_socket_set_listen_backlog(socket, Self.listenBacklog)
-        if reusePort && g_socket_set_option(socket, SOL_SOCKET, SO_REUSEPORT, 1, &error) == 0 {
-            g_object_unref(UnsafeMutableRawPointer(s))
-            throw IOError.bindFailed(Soup.consume(error).message)
+        let bound: Bool
+        if reusePort {
+            bound = Self.bindReusingPort(socket, address: UnsafeMutablePointer(OpaquePointer(address)), error: &error)
+        } else {
+            bound = g_socket_bind(socket, UnsafeMutablePointer(OpaquePointer(address)), 1, &error) != 0
         }
-        if g_socket_bind(socket, UnsafeMutablePointer(OpaquePointer(address)), 1, &error) == 0
+        if !bound
             || g_socket_listen(socket, &error) == 0
             || soup_server_listen_socket(s, socket, SoupServerListenOptions(rawValue: 0), &error) == 0 {
             g_object_unref(UnsafeMutableRawPointer(s))
@@ -72,6 +74,30 @@ final class HTTPServerShard {
             Unmanaged<WeakShard>.fromOpaque(data).takeUnretainedValue().shard?.handle(msg)
         }, box, { data in Unmanaged<WeakShard>.fromOpaque(data!).release() })
         return Self.firstPort(s)
+    }
+
+    /// `SO_REUSEADDR` + `SO_REUSEPORT`, then bind(2) on the fd: `g_socket_bind` cannot be
+    /// used here, it resets `SO_REUSEPORT` to 0 on stream sockets (gsocket.c sets it only
+    /// for datagram sockets).
+    private static func bindReusingPort(_ socket: UnsafeMutablePointer<GSocket>, address: UnsafeMutablePointer<GSocketAddress>,
+                                        error: inout UnsafeMutablePointer<GError>?) -> Bool {
+        guard g_socket_set_option(socket, SOL_SOCKET, SO_REUSEADDR, 1, &error) != 0,
+              g_socket_set_option(socket, SOL_SOCKET, SO_REUSEPORT, 1, &error) != 0 else { return false }
+        let size = g_socket_address_get_native_size(address)
+        guard size > 0 else {
+            g_set_error_literal(&error, g_io_error_quark(), gint(G_IO_ERROR_INVALID_ARGUMENT.rawValue), "bad address")
+            return false
+        }
+        let native = UnsafeMutableRawPointer.allocate(byteCount: Int(size), alignment: 16)
+        defer { native.deallocate() }
+        guard g_socket_address_to_native(address, native, gsize(size), &error) != 0 else { return false }
+        if bind(g_socket_get_fd(socket), native.assumingMemoryBound(to: sockaddr.self), socklen_t(size)) != 0 {
+            let code = errno
+            g_set_error_literal(&error, g_io_error_quark(), gint(g_io_error_from_errno(code).rawValue),
+                                "bind: " + String(cString: strerror(code)))
+            return false
+        }
+        return true
     }
 
     private static func firstPort(_ s: UnsafeMutablePointer<SoupServer>) -> UInt16 {

@@ -75,10 +75,12 @@ public final class SwitchboardServer {
     }
 
     /// Threads polling the WebSockets (HTTPServer shards); the hub stays on `loop`.
-    /// `SWITCHBOARD_HTTP_SHARDS` overrides (1 = everything on one loop, the old layout).
+    /// `SB_HTTP_SHARDS` overrides (1 = everything on one loop, the old layout); not under
+    /// SWITCHBOARD_ because the config loader rejects keys it does not know (to be moved to
+    /// a config key `http.shards` by the config's owner).
     /// Default: see `defaultIOShards` and docs/benchmarks.md.
     static func ioShards() -> Int {
-        if let text = ProcessInfo.processInfo.environment["SWITCHBOARD_HTTP_SHARDS"], let n = Int(text), (1 ... 64).contains(n) {
+        if let text = ProcessInfo.processInfo.environment["SB_HTTP_SHARDS"], let n = Int(text), (1 ... 64).contains(n) {
             return n
         }
         return defaultIOShards
