@@ -83,7 +83,7 @@ final class WALCheckpointer: @unchecked Sendable {
     /// One round: `PASSIVE`, then `RESTART` if the WAL file is over the bound.
     func checkpoint(_ connection: SQLiteConnection) {
         do {
-            let copied = try Self.run("PASSIVE", on: connection)
+            let copied = try Self.run("PASSIVE", on: connection).checkpointed
             var restarted = false
             if walBytes() > restartBytes {
                 _ = try Self.run("RESTART", on: connection)
@@ -100,9 +100,10 @@ final class WALCheckpointer: @unchecked Sendable {
     }
 
     /// `PRAGMA wal_checkpoint(mode)` returns (busy, frames in the WAL, frames checkpointed).
-    static func run(_ mode: String, on connection: SQLiteConnection) throws -> Int64 {
+    @discardableResult
+    static func run(_ mode: String, on connection: SQLiteConnection) throws -> (frames: Int64, checkpointed: Int64) {
         try connection.with("PRAGMA wal_checkpoint(\(mode))") { statement in
-            try statement.step() ? statement.int64(2) : 0
+            try statement.step() ? (statement.int64(1), statement.int64(2)) : (0, 0)
         }
     }
 
