@@ -86,8 +86,10 @@ public final class SwitchboardServer {
         return defaultIOShards
     }
 
-    /// 4 on this 2-core machine (measured 1/2/4/8, docs/benchmarks.md): GLib's per-iteration
-    /// cost is O(sockets in the context), so more contexts make each wake-up cheaper.
+    /// 4: GLib's per-iteration cost is O(sockets in the context), so k contexts make a
+    /// wake-up for one connection k× cheaper, and the hub's loop holds no sockets at all.
+    /// Only 1 and 4 were measured, on a host too loaded to separate them (docs/benchmarks.md
+    /// runs F–J); 2 and 8 are still to measure.
     static let defaultIOShards = 4
 
     private func shutdown(signal: Int32) {
