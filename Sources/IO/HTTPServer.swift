@@ -3,19 +3,29 @@ import Foundation
 
 /// HTTP/1.1 server and WebSocket endpoint on one port, built on `SoupServer`.
 ///
-/// All handlers and delegate calls run on `loop`'s thread. `init`, `route`, `webSocket` and
-/// `stop` may be called from any thread (they hop to the loop and wait); when the loop is not
-/// running yet they run inline with the context acquired.
+/// All route handlers and delegate calls run on `loop`'s thread. The sockets themselves are
+/// polled by the server's shards (``HTTPServerShard``): with `shards: 1` that is `loop`
+/// itself (one GLib context, as before); with more, each shard is a thread with its own
+/// `GMainContext` and `SoupServer` bound to the same port (`SO_REUSEPORT`), and events hop to
+/// `loop` in batches while sends hop back (``WebSocketConnection/send(text:)``). GLib's main
+/// loop prepares, polls and checks every source on every iteration, so one context holding
+/// 10,000 idle WebSockets spends most of its time on bookkeeping (docs/benchmarks.md);
+/// k shards each pay for n/k of them.
+///
+/// `init`, `route`, `webSocket` and `stop` may be called from any thread (they hop to the
+/// loops and wait); when `loop` is not running yet they run inline with the context
+/// acquired.
 public final class HTTPServer {
     public let loop: EventLoop
     /// Seconds between WebSocket pings sent by libsoup; 0 = off.
     public let keepaliveIntervalSeconds: UInt32
     public private(set) var boundPort: UInt16 = 0
+    /// The loops that poll sockets: `[loop]` with one shard, else one thread per shard.
+    public let shardLoops: [EventLoop]
 
-    private var server: UnsafeMutablePointer<SoupServer>?
+    private var shards: [HTTPServerShard] = []
     private var routes: [Route] = []
-    private var endpoints: [String: Endpoint] = [:]
-    private var connections: [UInt64: WebSocketConnection] = [:]
+    let openWebSockets = AtomicCount()
 
     struct Route {
         let method: String
@@ -28,59 +38,62 @@ public final class HTTPServer {
         weak var delegate: WebSocketServerDelegate?
     }
 
-    final class WeakBox {
-        weak var server: HTTPServer?
-        init(_ server: HTTPServer) { self.server = server }
+    /// A WebSocket event on its way from a shard to the delegate on `loop`.
+    enum Event {
+        case opened(WebSocketConnection, HTTPRequest, WeakDelegate)
+        case text(WebSocketConnection, String, WeakDelegate)
+        case binary(WebSocketConnection, Data, WeakDelegate)
+        case closed(WebSocketConnection, UInt16, String, WeakDelegate)
+
+        func deliver() {
+            switch self {
+            case .opened(let c, let request, let d): d.delegate?.webSocketDidOpen(c, request: request)
+            case .text(let c, let text, let d): d.delegate?.webSocket(c, didReceiveText: text)
+            case .binary(let c, let data, let d): d.delegate?.webSocket(c, didReceiveBinary: data)
+            case .closed(let c, let code, let reason, let d): d.delegate?.webSocketDidClose(c, code: code, reason: reason)
+            }
+        }
     }
 
-    /// Listens on `host` (an IP literal, e.g. "127.0.0.1" or "::") and `port` (0 = ephemeral).
-    public init(loop: EventLoop, host: String, port: UInt16, keepaliveIntervalSeconds: UInt32 = 0) throws {
+    struct WeakDelegate {
+        weak var delegate: WebSocketServerDelegate?
+    }
+
+    /// Listens on `host` (an IP literal, e.g. "127.0.0.1" or "::") and `port` (0 = ephemeral)
+    /// with every socket on `loop` (one GLib context).
+    public convenience init(loop: EventLoop, host: String, port: UInt16, keepaliveIntervalSeconds: UInt32 = 0) throws {
+        try self.init(loop: loop, host: host, port: port, shards: 1, keepaliveIntervalSeconds: keepaliveIntervalSeconds)
+    }
+
+    /// Listens with `shards` loops polling the sockets (see the type's documentation). With
+    /// `shards > 1` the server starts one thread per shard, named "<loop name>-io-<k>", and
+    /// every listening socket has `SO_REUSEPORT` set (socket(7)): the kernel spreads new
+    /// connections over them by address hash. A side effect: another process of the same
+    /// user may bind the port too instead of failing with EADDRINUSE.
+    public init(loop: EventLoop, host: String, port: UInt16, shards: Int, keepaliveIntervalSeconds: UInt32 = 0) throws {
         self.loop = loop
         self.keepaliveIntervalSeconds = keepaliveIntervalSeconds
-        try loop.sync { try listen(host: host, port: port) }
+        let count = max(1, shards)
+        shardLoops = count == 1 ? [loop] : (0 ..< count).map { EventLoop(name: "\(loop.name)-io-\($0)") }
+        for shardLoop in shardLoops where shardLoop !== loop { shardLoop.start() }
+        var port = port
+        do {
+            for shardLoop in shardLoops {
+                let shard = HTTPServerShard(loop: shardLoop, isRemote: shardLoop !== loop, owner: self)
+                // The first shard may take an ephemeral port; the others bind the one it got.
+                let bound = try shardLoop.sync { try shard.listen(host: host, port: port, reusePort: count > 1) }
+                port = bound
+                self.shards.append(shard)
+            }
+        } catch {
+            stop()
+            throw error
+        }
+        boundPort = port
     }
 
     deinit {
-        if server != nil { stop() }
-    }
-
-    private func listen(host: String, port: UInt16) throws {
-        guard let address = g_inet_socket_address_new_from_string(host, guint(port)) else {
-            throw IOError.bindFailed("not an IP address: \(host)")
-        }
-        defer { g_object_unref(UnsafeMutableRawPointer(address)) }
-        guard let s = sb_soup_server_new("switchboard") else { throw IOError.bindFailed("soup_server_new") }
-        var error: UnsafeMutablePointer<GError>?
-        // Our own listening socket instead of soup_server_listen: libsoup's default accept
-        // backlog is 10, and a burst of thousands of devices reconnecting after a restart
-        // overflows it (SYNs dropped, 1 s client retransmits). 4096 = net.core.somaxconn.
-        let family = g_socket_address_get_family(UnsafeMutablePointer(OpaquePointer(address)))
-        guard let socket = g_socket_new(family, G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_TCP, &error) else {
-            g_object_unref(UnsafeMutableRawPointer(s))
-            throw IOError.bindFailed(Soup.consume(error).message)
-        }
-        defer { g_object_unref(UnsafeMutableRawPointer(socket)) }
-        g_socket_set_listen_backlog(socket, 4096)
-        if g_socket_bind(socket, UnsafeMutablePointer(OpaquePointer(address)), 1, &error) == 0
-            || g_socket_listen(socket, &error) == 0
-            || soup_server_listen_socket(s, socket, SoupServerListenOptions(rawValue: 0), &error) == 0 {
-            g_object_unref(UnsafeMutableRawPointer(s))
-            throw IOError.bindFailed(Soup.consume(error).message)
-        }
-        server = s
-        boundPort = Self.firstPort(s)
-        let box = Unmanaged.passRetained(WeakBox(self)).toOpaque()
-        soup_server_add_handler(s, nil, { _, msg, _, _, data in
-            guard let msg = msg, let data = data else { return }
-            Unmanaged<WeakBox>.fromOpaque(data).takeUnretainedValue().server?.handle(msg)
-        }, box, { data in Unmanaged<WeakBox>.fromOpaque(data!).release() })
-    }
-
-    private static func firstPort(_ s: UnsafeMutablePointer<SoupServer>) -> UInt16 {
-        guard let uris = soup_server_get_uris(s) else { return 0 }
-        defer { g_slist_free_full(uris) { g_uri_unref(OpaquePointer($0)) } }
-        guard let first = uris.pointee.data else { return 0 }
-        return UInt16(truncatingIfNeeded: g_uri_get_port(OpaquePointer(first)))
+        if !stopped { stop() }
     }
 
     /// Registers `handler` for `method` and paths under `pathPrefix` (segment-wise: "/api"
@@ -93,51 +106,43 @@ public final class HTTPServer {
     /// Accepts WebSocket upgrades (RFC 6455 §4.2) on exactly `path`. `protocols`, when given,
     /// are the subprotocols offered for Sec-WebSocket-Protocol negotiation. Messages over
     /// `maxIncomingPayload` bytes make libsoup close the connection with 1009.
-    /// The delegate is held weakly.
+    /// The delegate is held weakly; its methods run on `loop`, in order per connection.
     ///
     /// `authorize` runs before the 101 answer (libsoup calls a plain handler registered on the
     /// same path first and skips the handshake once it set a status, soup-server.c got_body):
-    /// return a response (e.g. 401) to refuse the upgrade, nil to accept.
+    /// return a response (e.g. 401) to refuse the upgrade, nil to accept. It runs on the
+    /// accepting shard's loop: `loop` with one shard, a shard thread otherwise (so it must
+    /// not touch state owned by `loop`).
     /// Note: like every libsoup handler, `path` also covers "path/…" sub-paths.
     public func webSocket(path: String, maxIncomingPayload: Int, protocols: [String]? = nil,
                           delegate: WebSocketServerDelegate,
                           authorize: ((HTTPRequest) -> HTTPResponse?)? = nil) {
-        loop.sync {
-            guard let s = server else { return }
-            endpoints[path] = Endpoint(maxIncomingPayload: maxIncomingPayload, delegate: delegate)
-            if let authorize = authorize {
-                let gate = Unmanaged.passRetained(BlockGate(authorize)).toOpaque()
-                soup_server_add_handler(s, path, { _, msg, _, _, data in
-                    guard let msg = msg, let data = data else { return }
-                    let gate = Unmanaged<BlockGate>.fromOpaque(data).takeUnretainedValue()
-                    if let response = gate.authorize(Soup.request(msg, readBody: false)) {
-                        HTTPServer.apply(response, to: msg)
-                    }
-                }, gate, { data in Unmanaged<BlockGate>.fromOpaque(data!).release() })
-            }
-            let box = Unmanaged.passRetained(WeakBox(self)).toOpaque()
-            withCStringArray(protocols) { protos in
-                soup_server_add_websocket_handler(s, path, nil, protos, { _, msg, path, conn, data in
-                    guard let msg = msg, let conn = conn, let data = data else { return }
-                    Unmanaged<WeakBox>.fromOpaque(data).takeUnretainedValue().server?
-                        .accept(msg, path: Soup.string(path), conn: conn)
-                }, box, { data in Unmanaged<WeakBox>.fromOpaque(data!).release() })
-            }
+        let endpoint = Endpoint(maxIncomingPayload: maxIncomingPayload, delegate: delegate)
+        for shard in shards {
+            shard.loop.sync { shard.addWebSocket(path: path, endpoint: endpoint, protocols: protocols, authorize: authorize) }
         }
     }
 
-    /// Open WebSocket connections accepted by this server. Read on the loop thread.
-    public var openWebSocketCount: Int { connections.count }
+    /// Open WebSocket connections accepted by this server (all shards). Any thread.
+    public var openWebSocketCount: Int { openWebSockets.current }
 
-    /// Closes every WebSocket with 1001 (going away), stops listening and drops the server.
+    private var stopped = false
+    /// 1 s: a closing handshake on a local connection takes well under a millisecond; a peer
+    /// that does not answer its close frame within this is not waited for at shutdown.
+    static let closeGraceMilliseconds: Int64 = 1_000
+
+    /// Closes every WebSocket with 1001 (going away), stops listening, drops the servers and
+    /// stops the shard threads. Idempotent.
     public func stop() {
-        loop.sync {
-            for c in Array(connections.values) { c.close(code: 1001, reason: "server stopping") }
-            guard let s = server else { return }
-            server = nil
-            soup_server_disconnect(s)
-            g_object_unref(UnsafeMutableRawPointer(s))
-        }
+        guard !stopped else { return }
+        stopped = true
+        for shard in shards { shard.loop.sync { shard.stop() } }
+        guard shardLoops.count > 1 else { return }
+        // Let the shard loops finish the closing handshakes they just started before they
+        // stop (bounded: a peer that never answers is dropped when its loop stops).
+        let deadline = EventLoop.monotonicMilliseconds() + Self.closeGraceMilliseconds
+        while openWebSocketCount > 0 && EventLoop.monotonicMilliseconds() < deadline { usleep(2_000) }
+        for shardLoop in shardLoops { shardLoop.stop() }
     }
 
     // MARK: - Loop thread
@@ -145,10 +150,6 @@ public final class HTTPServer {
     final class BlockGate {
         let authorize: (HTTPRequest) -> HTTPResponse?
         init(_ authorize: @escaping (HTTPRequest) -> HTTPResponse?) { self.authorize = authorize }
-    }
-
-    private func handle(_ msg: OpaquePointer) {
-        Self.apply(dispatch(Soup.request(msg, readBody: true)), to: msg)
     }
 
     static func apply(_ response: HTTPResponse, to msg: OpaquePointer) {
@@ -186,25 +187,6 @@ public final class HTTPServer {
         guard path.hasPrefix(prefix) else { return false }
         if path.count == prefix.count || prefix.hasSuffix("/") { return true }
         return path[path.index(path.startIndex, offsetBy: prefix.count)] == "/"
-    }
-
-    private func accept(_ msg: OpaquePointer, path: String, conn: OpaquePointer) {
-        guard let endpoint = endpoints[path] else { return }
-        let request = Soup.request(msg, readBody: false)
-        let fd = soup_server_message_get_socket(msg).map { g_socket_get_fd($0) } ?? -1
-        let connection = WebSocketConnection(loop: loop, conn: conn, socketFD: fd,
-                                             maxIncomingPayload: endpoint.maxIncomingPayload,
-                                             keepaliveIntervalSeconds: keepaliveIntervalSeconds)
-        weak var delegate = endpoint.delegate
-        connection.onText = { c, text in delegate?.webSocket(c, didReceiveText: text) }
-        connection.onBinary = { c, data in delegate?.webSocket(c, didReceiveBinary: data) }
-        connection.onClose = { [weak self] c, code, reason in
-            self?.connections[c.id] = nil
-            delegate?.webSocketDidClose(c, code: code, reason: reason)
-        }
-        connections[connection.id] = connection
-        connection.attach()
-        delegate?.webSocketDidOpen(connection, request: request)
     }
 }
 

@@ -1,88 +1,105 @@
 /// Builds one JSON object as text, field by field, without a reflection-based encoder on
 /// the relay path (every relayed event is written once per recipient).
 ///
-/// Strings are escaped per RFC 8259 §7; `raw` splices text that is already JSON.
+/// The object is built as UTF-8 bytes and turned into a `String` once, in `finish()`.
+/// Strings are escaped per RFC 8259 §7, byte-wise: runs of bytes that need no escape (all
+/// but `"`, `\` and U+0000–U+001F; multi-byte UTF-8 sequences never contain bytes below
+/// 0x80) are copied in bulk, so a 3 KB SDP with a CRLF per line costs a few dozen appends
+/// instead of one per character. `raw` splices text that is already JSON.
 public struct JSONWriter: Sendable {
-    private var text: String
+    private var bytes: [UInt8]
     private var first = true
 
-    public init() {
-        text = "{"
-        text.reserveCapacity(256)
+    /// 256: the envelope of a typical event; grows once for SDP-carrying events.
+    public init(capacity: Int = 256) {
+        bytes = []
+        bytes.reserveCapacity(capacity)
+        bytes.append(UInt8(ascii: "{"))
     }
 
     public mutating func field(_ key: String, _ value: String?) {
         guard let value else { return }
         key_(key)
-        Self.appendQuoted(value, to: &text)
+        Self.appendQuoted(value, to: &bytes)
     }
 
     public mutating func field(_ key: String, _ value: Int64?) {
         guard let value else { return }
         key_(key)
-        text += String(value)
+        bytes.append(contentsOf: String(value).utf8)
     }
 
     public mutating func field(_ key: String, _ value: Int?) {
         guard let value else { return }
         key_(key)
-        text += String(value)
+        bytes.append(contentsOf: String(value).utf8)
     }
 
     public mutating func field(_ key: String, _ value: Bool?) {
         guard let value else { return }
         key_(key)
-        text += value ? "true" : "false"
+        bytes.append(contentsOf: (value ? "true" : "false").utf8)
     }
 
     /// Splices `json`, which must already be a complete JSON value.
     public mutating func raw(_ key: String, _ json: String?) {
         guard let json else { return }
         key_(key)
-        text += json
+        bytes.append(contentsOf: json.utf8)
     }
 
     public mutating func null(_ key: String) {
         key_(key)
-        text += "null"
+        bytes.append(contentsOf: "null".utf8)
     }
 
     public consuming func finish() -> String {
-        text += "}"
-        return text
+        bytes.append(UInt8(ascii: "}"))
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     private mutating func key_(_ key: String) {
-        if first { first = false } else { text += "," }
-        Self.appendQuoted(key, to: &text)
-        text += ":"
+        if first { first = false } else { bytes.append(UInt8(ascii: ",")) }
+        Self.appendQuoted(key, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
     }
 
+    /// Appends `value` as a JSON string literal (RFC 8259 §7) to `out`.
     static func appendQuoted(_ value: String, to out: inout String) {
-        out += "\""
-        var needsEscape = false
-        for byte in value.utf8 where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-            needsEscape = true
-            break
-        }
-        if !needsEscape {
-            out += value
-        } else {
-            for scalar in value.unicodeScalars {
-                switch scalar {
-                case "\"": out += "\\\""
-                case "\\": out += "\\\\"
-                case "\n": out += "\\n"
-                case "\r": out += "\\r"
-                case "\t": out += "\\t"
-                case _ where scalar.value < 0x20:
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(value.utf8.count + 2)
+        appendQuoted(value, to: &buffer)
+        out += String(decoding: buffer, as: UTF8.self)
+    }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+
+    /// Appends `value` as a JSON string literal (RFC 8259 §7) to `out`, as UTF-8 bytes.
+    static func appendQuoted(_ value: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        var value = value
+        value.withUTF8 { utf8 in
+            var runStart = 0
+            for i in 0 ..< utf8.count {
+                let byte = utf8[i]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                if runStart < i { out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart ..< i])) }
+                runStart = i + 1
+                out.append(UInt8(ascii: "\\"))
+                switch byte {
+                case UInt8(ascii: "\""): out.append(UInt8(ascii: "\""))
+                case UInt8(ascii: "\\"): out.append(UInt8(ascii: "\\"))
+                case UInt8(ascii: "\n"): out.append(UInt8(ascii: "n"))
+                case UInt8(ascii: "\r"): out.append(UInt8(ascii: "r"))
+                case UInt8(ascii: "\t"): out.append(UInt8(ascii: "t"))
                 default:
-                    out.unicodeScalars.append(scalar)
+                    // \u00XX for the other control characters.
+                    out.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                                            hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xf)]])
                 }
             }
+            if runStart < utf8.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...])) }
         }
-        out += "\""
+        out.append(UInt8(ascii: "\""))
     }
 }

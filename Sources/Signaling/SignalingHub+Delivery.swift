@@ -21,11 +21,22 @@ extension SignalingHub {
         var setDeadlines: [Deadline] = []
         var cancelDeadlines = alsoCancel
         var pushes: [HubAction] = []
+        // One step often tells several devices the same thing (call.incoming to every callee
+        // device, stopRinging to the losers): render each distinct notice once. A linear
+        // search: a step has a handful of notices, and comparing two is far cheaper than
+        // escaping a 3 KB SDP again.
+        var rendered: [(notice: CallNotice, payload: Data)] = []
         for effect in step.effects {
             switch effect {
             case .deliver(let device, let notice):
-                let payload = NoticeJSON.render(notice, callID: callID, serverTime: time.wall)
-                outbox.append((StoredDeviceKey(device), Data(payload.utf8)))
+                let payload: Data
+                if let hit = rendered.first(where: { $0.notice == notice }) {
+                    payload = hit.payload
+                } else {
+                    payload = Data(NoticeJSON.render(notice, callID: callID, serverTime: time.wall).utf8)
+                    rendered.append((notice, payload))
+                }
+                outbox.append((StoredDeviceKey(device), payload))
             case .scheduleDeadline(let kind, let at):
                 setDeadlines.append(Deadline(callID: callID, kind: kind.rawValue, dueAt: at))
                 cancelDeadlines.removeAll { $0.callID == callID && $0.kind == kind.rawValue }

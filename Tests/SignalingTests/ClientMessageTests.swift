@@ -106,6 +106,28 @@ final class WireHelpersTests: XCTestCase {
         XCTAssertNil(object["absent"])
     }
 
+    func testJSONWriterEscapesEveryControlCharacterBetweenLongRuns() throws {
+        let controls = String(decoding: (0 ..< 0x20).map { UInt8($0) }, as: UTF8.self)
+        let sdp = String(repeating: "a=fingerprint:sha-256 AB:CD é🎧\r\n", count: 100)
+        let value = "\"" + sdp + controls + "\\" + sdp + "tail"
+        var w = JSONWriter()
+        w.field("sdp", value)
+        w.field("key \"q\"", "")
+        let text = w.finish()
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        XCTAssertEqual(object["sdp"] as? String, value)
+        XCTAssertEqual(object["key \"q\""] as? String, "")
+        // RFC 8259 §7: the two-character escapes where they exist, \u00XX otherwise; no raw
+        // control character is left in the output.
+        XCTAssertTrue(text.contains("\\r\\n"))
+        XCTAssertTrue(text.contains("\\u0001"))
+        XCTAssertTrue(text.contains("\\u001f"))
+        XCTAssertFalse(text.utf8.contains { $0 < 0x20 })
+        var quoted = ""
+        JSONWriter.appendQuoted("a\"b", to: &quoted)
+        XCTAssertEqual(quoted, "\"a\\\"b\"")
+    }
+
     func testTokenBucketRefillsAtItsRate() {
         var bucket = TokenBucket(ratePerSecond: 10, burst: 3, now: 0)
         XCTAssertEqual((0..<4).map { _ in bucket.take(now: 0) }, [true, true, true, false])

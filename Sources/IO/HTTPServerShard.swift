@@ -1,0 +1,229 @@
+import CSoup
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One `SoupServer` on one event loop: the listening socket, the accepted WebSocket
+/// connections and their libsoup sources live here, so this loop's GLib iteration
+/// (prepare/poll/check over every source, O(sources)) only pays for its own share of the
+/// connections. An `HTTPServer` has one shard (on its own loop) or several (each on a
+/// thread of its own, all listening on the same port with `SO_REUSEPORT`, the kernel
+/// spreading new connections over them).
+///
+/// Everything here runs on `loop`'s thread, except `post`, which hands events to the
+/// owning server's loop.
+final class HTTPServerShard {
+    let loop: EventLoop
+    /// False when the shard runs on the server's own loop: events are delivered inline.
+    let isRemote: Bool
+    weak var owner: HTTPServer?
+    var server: UnsafeMutablePointer<SoupServer>?
+    var endpoints: [String: HTTPServer.Endpoint] = [:]
+    var connections: [UInt64: WebSocketConnection] = [:]
+
+    /// Events for the owner's loop, in arrival order, drained in one `execute` per batch.
+    private let inboxLock = NSLock()
+    private var inbox: [HTTPServer.Event] = []
+    private var drainScheduled = false
+
+    init(loop: EventLoop, isRemote: Bool, owner: HTTPServer) {
+        self.loop = loop
+        self.isRemote = isRemote
+        self.owner = owner
+    }
+
+    /// 4096: libsoup's default accept backlog is 10, and a burst of thousands of devices
+    /// reconnecting after a restart overflows it (SYNs dropped, 1 s client retransmits).
+    /// 4096 = net.core.somaxconn on Debian 12 kernels.
+    static let listenBacklog: Int32 = 4096
+
+    /// Creates the listening socket ourselves instead of `soup_server_listen` (which leaves
+    /// GSocket's backlog of 10). `reusePort` sets `SO_REUSEPORT` (socket(7)) so that several
+    /// shards can bind the same port. Returns the bound port. Loop thread.
+    func listen(host: String, port: UInt16, reusePort: Bool) throws -> UInt16 {
+        guard let address = g_inet_socket_address_new_from_string(host, guint(port)) else {
+            throw IOError.bindFailed("not an IP address: \(host)")
+        }
+        defer { g_object_unref(UnsafeMutableRawPointer(address)) }
+        guard let s = sb_soup_server_new("switchboard") else { throw IOError.bindFailed("soup_server_new") }
+        var error: UnsafeMutablePointer<GError>?
+        let family = g_socket_address_get_family(UnsafeMutablePointer(OpaquePointer(address)))
+        guard let socket = g_socket_new(family, G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_TCP, &error) else {
+            g_object_unref(UnsafeMutableRawPointer(s))
+            throw IOError.bindFailed(Soup.consume(error).message)
+        }
+        defer { g_object_unref(UnsafeMutableRawPointer(socket)) }
+        g_socket_set_listen_backlog(socket, Self.listenBacklog)
+        let bound: Bool
+        if reusePort {
+            bound = Self.bindReusingPort(socket, address: UnsafeMutablePointer(OpaquePointer(address)), error: &error)
+        } else {
+            bound = g_socket_bind(socket, UnsafeMutablePointer(OpaquePointer(address)), 1, &error) != 0
+        }
+        if !bound
+            || g_socket_listen(socket, &error) == 0
+            || soup_server_listen_socket(s, socket, SoupServerListenOptions(rawValue: 0), &error) == 0 {
+            g_object_unref(UnsafeMutableRawPointer(s))
+            throw IOError.bindFailed(Soup.consume(error).message)
+        }
+        server = s
+        let box = Unmanaged.passRetained(WeakShard(self)).toOpaque()
+        soup_server_add_handler(s, nil, { _, msg, _, _, data in
+            guard let msg = msg, let data = data else { return }
+            Unmanaged<WeakShard>.fromOpaque(data).takeUnretainedValue().shard?.handle(msg)
+        }, box, { data in Unmanaged<WeakShard>.fromOpaque(data!).release() })
+        return Self.firstPort(s)
+    }
+
+    /// `SO_REUSEADDR` + `SO_REUSEPORT`, then bind(2) on the fd: `g_socket_bind` cannot be
+    /// used here, it resets `SO_REUSEPORT` to 0 on stream sockets (gsocket.c sets it only
+    /// for datagram sockets).
+    private static func bindReusingPort(_ socket: UnsafeMutablePointer<GSocket>, address: UnsafeMutablePointer<GSocketAddress>,
+                                        error: inout UnsafeMutablePointer<GError>?) -> Bool {
+        guard g_socket_set_option(socket, SOL_SOCKET, SO_REUSEADDR, 1, &error) != 0,
+              g_socket_set_option(socket, SOL_SOCKET, SO_REUSEPORT, 1, &error) != 0 else { return false }
+        let size = g_socket_address_get_native_size(address)
+        guard size > 0 else {
+            g_set_error_literal(&error, g_io_error_quark(), gint(G_IO_ERROR_INVALID_ARGUMENT.rawValue), "bad address")
+            return false
+        }
+        let native = UnsafeMutableRawPointer.allocate(byteCount: Int(size), alignment: 16)
+        defer { native.deallocate() }
+        guard g_socket_address_to_native(address, native, gsize(size), &error) != 0 else { return false }
+        if bind(g_socket_get_fd(socket), native.assumingMemoryBound(to: sockaddr.self), socklen_t(size)) != 0 {
+            let code = errno
+            g_set_error_literal(&error, g_io_error_quark(), gint(g_io_error_from_errno(code).rawValue),
+                                "bind: " + String(cString: strerror(code)))
+            return false
+        }
+        return true
+    }
+
+    private static func firstPort(_ s: UnsafeMutablePointer<SoupServer>) -> UInt16 {
+        guard let uris = soup_server_get_uris(s) else { return 0 }
+        defer { g_slist_free_full(uris) { g_uri_unref(OpaquePointer($0)) } }
+        guard let first = uris.pointee.data else { return 0 }
+        return UInt16(truncatingIfNeeded: g_uri_get_port(OpaquePointer(first)))
+    }
+
+    /// Registers the upgrade handler (and the optional gate) for `path`. Loop thread.
+    func addWebSocket(path: String, endpoint: HTTPServer.Endpoint, protocols: [String]?,
+                      authorize: ((HTTPRequest) -> HTTPResponse?)?) {
+        guard let s = server else { return }
+        endpoints[path] = endpoint
+        if let authorize = authorize {
+            let gate = Unmanaged.passRetained(HTTPServer.BlockGate(authorize)).toOpaque()
+            soup_server_add_handler(s, path, { _, msg, _, _, data in
+                guard let msg = msg, let data = data else { return }
+                let gate = Unmanaged<HTTPServer.BlockGate>.fromOpaque(data).takeUnretainedValue()
+                if let response = gate.authorize(Soup.request(msg, readBody: false)) {
+                    HTTPServer.apply(response, to: msg)
+                }
+            }, gate, { data in Unmanaged<HTTPServer.BlockGate>.fromOpaque(data!).release() })
+        }
+        let box = Unmanaged.passRetained(WeakShard(self)).toOpaque()
+        withCStringArray(protocols) { protos in
+            soup_server_add_websocket_handler(s, path, nil, protos, { _, msg, path, conn, data in
+                guard let msg = msg, let conn = conn, let data = data else { return }
+                Unmanaged<WeakShard>.fromOpaque(data).takeUnretainedValue().shard?
+                    .accept(msg, path: Soup.string(path), conn: conn)
+            }, box, { data in Unmanaged<WeakShard>.fromOpaque(data!).release() })
+        }
+    }
+
+    /// Closes every WebSocket with 1001 and stops listening. Loop thread.
+    func stop() {
+        for c in Array(connections.values) { c.close(code: 1001, reason: "server stopping") }
+        guard let s = server else { return }
+        server = nil
+        soup_server_disconnect(s)
+        g_object_unref(UnsafeMutableRawPointer(s))
+    }
+
+    // MARK: - Requests
+
+    /// A plain HTTP request. On a remote shard the message is paused while the route runs on
+    /// the owner's loop (`soup_server_message_pause`), then answered back on this loop.
+    private func handle(_ msg: OpaquePointer) {
+        guard let owner else { return }
+        let request = Soup.request(msg, readBody: true)
+        guard isRemote else {
+            HTTPServer.apply(owner.dispatch(request), to: msg)
+            return
+        }
+        let message = UnsafeMutableRawPointer(msg)
+        g_object_ref(message)
+        soup_server_message_pause(msg)
+        owner.loop.execute { [weak owner, loop] in
+            let response = owner?.dispatch(request) ?? .jsonError(503, "unavailable")
+            loop.execute {
+                HTTPServer.apply(response, to: OpaquePointer(message))
+                soup_server_message_unpause(OpaquePointer(message))
+                g_object_unref(message)
+            }
+        }
+    }
+
+    private func accept(_ msg: OpaquePointer, path: String, conn: OpaquePointer) {
+        guard let endpoint = endpoints[path], let owner else { return }
+        let request = Soup.request(msg, readBody: false)
+        let fd = soup_server_message_get_socket(msg).map { g_socket_get_fd($0) } ?? -1
+        let connection = WebSocketConnection(loop: loop, conn: conn, socketFD: fd,
+                                             maxIncomingPayload: endpoint.maxIncomingPayload,
+                                             keepaliveIntervalSeconds: owner.keepaliveIntervalSeconds)
+        let delegate = HTTPServer.WeakDelegate(delegate: endpoint.delegate)
+        connection.onText = { [weak self] c, text in self?.post(.text(c, text, delegate)) }
+        connection.onBinary = { [weak self] c, data in self?.post(.binary(c, data, delegate)) }
+        connection.onClose = { [weak self] c, code, reason in
+            guard let self else { return }
+            connections[c.id] = nil
+            owner.openWebSockets.add(-1)
+            post(.closed(c, code, reason, delegate))
+        }
+        connections[connection.id] = connection
+        owner.openWebSockets.add(1)
+        connection.attach()
+        post(.opened(connection, request, delegate))
+    }
+
+    /// Delivers `event` to the delegate on the owner's loop: inline on a local shard; else
+    /// queued, with one `execute` on the owner's loop per batch of events (not per frame), so
+    /// a busy shard wakes the hub once per pass of its loop.
+    private func post(_ event: HTTPServer.Event) {
+        guard isRemote, let owner else {
+            event.deliver()
+            return
+        }
+        inboxLock.lock()
+        inbox.append(event)
+        let schedule = !drainScheduled
+        drainScheduled = true
+        inboxLock.unlock()
+        if schedule {
+            owner.loop.execute { [self] in drainInbox() }
+        }
+    }
+
+    private func drainInbox() {
+        inboxLock.lock()
+        let events = inbox
+        inbox.removeAll(keepingCapacity: true)
+        drainScheduled = false
+        inboxLock.unlock()
+        for event in events { event.deliver() }
+    }
+
+    final class WeakShard {
+        weak var shard: HTTPServerShard?
+        init(_ shard: HTTPServerShard) { self.shard = shard }
+    }
+}
+
+/// A thread-safe counter (open WebSockets over all shards).
+final class AtomicCount: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+    func add(_ delta: Int) { lock.lock(); value += delta; lock.unlock() }
+    var current: Int { lock.lock(); defer { lock.unlock() }; return value }
+}

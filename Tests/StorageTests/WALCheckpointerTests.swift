@@ -1,0 +1,87 @@
+import Foundation
+import XCTest
+@testable import Storage
+
+/// Checkpoints run off the writer's connection; the writer never checkpoints by itself, and
+/// nothing committed depends on a checkpoint having run.
+final class WALCheckpointerTests: StorageTestCase {
+    private func fileSize(_ path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
+    }
+
+    private func commitCalls(_ count: Int, prefix: String, into store: SQLiteCallStore) throws {
+        let sdp = String(repeating: "a=candidate:1 1 udp 2122260223 192.0.2.1 54321 typ host\r\n", count: 40)
+        for i in 0 ..< count {
+            let id = "\(prefix)-\(i)"
+            try store.commit(StepCommit(callID: id, expectedRevision: nil, call: call(id, revision: 1),
+                                        outbox: [(bobPhone, Data(sdp.utf8))], now: 1_000))
+        }
+    }
+
+    func testWriterDoesNotAutocheckpointAndAPassiveRoundCopiesTheWAL() throws {
+        let store = try openStore()
+        defer { store.close() }
+        XCTAssertEqual(try store.locked { try $0.scalarInt("PRAGMA wal_autocheckpoint") }, 0)
+        // ~2,000 commits of ~2.4 KB: past SQLite's default autocheckpoint of 1,000 pages, so
+        // the WAL would have been reset by the writer if it still checkpointed.
+        try commitCalls(2_000, prefix: "c", into: store)
+        let checkpointer = WALCheckpointer(path: databasePath)
+        let connection = try SQLiteConnection(path: databasePath)
+        defer { connection.close() }
+        checkpointer.checkpoint(connection)
+        XCTAssertEqual(checkpointer.current.passive, 1)
+        XCTAssertEqual(checkpointer.current.failures, 0)
+        XCTAssertGreaterThan(checkpointer.current.lastCheckpointedFrames, 1_000)
+        // Everything was copied: the writer restarts the WAL from its start at its next
+        // transaction, so the file does not grow further.
+        try commitCalls(10, prefix: "d", into: store)
+        let after = try WALCheckpointer.run("PASSIVE", on: connection)
+        XCTAssertLessThan(after.frames, 500, "the WAL was not restarted: \(after.frames) frames")
+        XCTAssertNotNil(try store.loadCall("c-1999"))
+    }
+
+    func testRestartWhenTheWALIsOverTheBound() throws {
+        let store = try openStore()
+        defer { store.close() }
+        try commitCalls(300, prefix: "c", into: store)
+        let checkpointer = WALCheckpointer(path: databasePath, restartBytes: 1)
+        let connection = try SQLiteConnection(path: databasePath)
+        defer { connection.close() }
+        checkpointer.checkpoint(connection)
+        XCTAssertEqual(checkpointer.current.restarts, 1)
+        XCTAssertEqual(checkpointer.current.failures, 0)
+        XCTAssertNotNil(try store.loadCall("c-299"))
+    }
+
+    func testTheBackgroundThreadCheckpointsAndStops() throws {
+        let store = try openStore()
+        try commitCalls(500, prefix: "c", into: store)
+        let deadline = Date().addingTimeInterval(10)
+        while (store.checkpointStats?.passive ?? 0) < 1 && Date() < deadline { usleep(50_000) }
+        XCTAssertGreaterThanOrEqual(store.checkpointStats?.passive ?? 0, 1)
+        XCTAssertEqual(store.checkpointStats?.failures, 0)
+        store.close()
+        // The writer was the last connection: its close checkpointed and removed the WAL.
+        XCTAssertFalse(FileManager.default.fileExists(atPath: databasePath + "-wal"))
+    }
+
+    /// What a `kill -9` leaves: the database and WAL files as they are in the page cache
+    /// right after the commits returned, with no checkpoint and no close. Copying them while
+    /// the store is open is that state; every acknowledged commit must be in the copy.
+    func testFilesAsLeftByAKillRightAfterCommitsHoldEveryCommit() throws {
+        let store = try openStore()
+        try commitCalls(1_500, prefix: "k", into: store)
+        let copy = directory.appendingPathComponent("crashed.sqlite").path
+        try store.locked { _ in
+            try FileManager.default.copyItem(atPath: databasePath, toPath: copy)
+            try FileManager.default.copyItem(atPath: databasePath + "-wal", toPath: copy + "-wal")
+        }
+        store.close()
+        let reopened = try openStore(copy)
+        defer { reopened.close() }
+        for i in [0, 749, 1_499] {
+            XCTAssertEqual(try reopened.loadCall("k-\(i)")?.revision, 1, "k-\(i) lost")
+        }
+        XCTAssertEqual(try reopened.outbox(for: bobPhone, after: 0, limit: 2_000).count, 1_500)
+    }
+}
