@@ -100,6 +100,10 @@ public struct ConfigKey {
                       config.turn.uris = uris
                   }, render: { $0.turn.uris.joined(separator: ",") }),
         duration("turn.ttl", \.turn.ttl, max: .seconds(86_400), "Lifetime of issued TURN credentials. 1h: covers nearly every call while bounding a leaked credential (the TURN REST draft suggests at most a day)."),
+        ConfigKey(name: "http.shards", summary: "Threads that poll the HTTP/WebSocket sockets (each with its own SO_REUSEPORT listener on http.port); the signaling hub stays single-threaded. 1 = one event loop for everything (default; see docs/benchmarks.md before raising it).",
+                  isSecret: false, apply: { (config: inout ServerConfig, text: String) throws(ConfigValueProblem) in
+                      config.http.shards = try ConfigValues.integer(text, in: 1 ... 64)
+                  }, render: { String($0.http.shards) }),
         ConfigKey(name: "media.enabled", summary: "true: run the SFU media plane (rooms, SFU-routed calls). false: signaling only; sfu.offer gets mediaUnavailable.",
                   isSecret: false, apply: { (config: inout ServerConfig, text: String) throws(ConfigValueProblem) in
                       switch text.lowercased() {

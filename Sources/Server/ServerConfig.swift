@@ -12,6 +12,11 @@ public struct ServerConfig: Sendable, Equatable {
         public var host = "0.0.0.0"
         /// 8080: unprivileged, conventional for an app server behind a TLS proxy. 0 = any free port.
         public var port: UInt16 = 8080
+        /// Threads that poll the HTTP/WebSocket sockets (SO_REUSEPORT listeners, one GLib
+        /// context each); the hub stays on its own loop. 1 = one loop for everything. 1 by
+        /// default: 4 shards doubled setups/s without idle devices but did worse with 10,000
+        /// idle ones on this 2-core host (docs/benchmarks.md runs F–K).
+        public var shards = 1
     }
 
     /// SQLite `PRAGMA synchronous` (https://sqlite.org/pragma.html#pragma_synchronous).

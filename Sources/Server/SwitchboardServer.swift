@@ -64,7 +64,7 @@ public final class SwitchboardServer {
     public func run() throws -> Int32 {
         _ = raiseFileDescriptorLimit()
         let server = try HTTPServer(loop: loop, host: config.http.host, port: config.http.port,
-                                    shards: Self.ioShards())
+                                    shards: config.http.shards)
         http = server
         installRoutes(on: server)
         server.webSocket(path: "/v1/ws", maxIncomingPayload: hub.config.hardFrameLimit + 1, delegate: self)
@@ -87,24 +87,6 @@ public final class SwitchboardServer {
         log.info("stopped", [:])
         return 0
     }
-
-    /// Threads polling the WebSockets (HTTPServer shards); the hub stays on `loop`.
-    /// `SB_HTTP_SHARDS` overrides (1 = everything on one loop, the old layout); not under
-    /// SWITCHBOARD_ because the config loader rejects keys it does not know (to be moved to
-    /// a config key `http.shards` by the config's owner).
-    /// Default: see `defaultIOShards` and docs/benchmarks.md.
-    static func ioShards() -> Int {
-        if let text = ProcessInfo.processInfo.environment["SB_HTTP_SHARDS"], let n = Int(text), (1 ... 64).contains(n) {
-            return n
-        }
-        return defaultIOShards
-    }
-
-    /// 4: GLib's per-iteration cost is O(sockets in the context), so k contexts make a
-    /// wake-up for one connection k× cheaper, and the hub's loop holds no sockets at all.
-    /// Only 1 and 4 were measured, on a host too loaded to separate them (docs/benchmarks.md
-    /// runs F–J); 2 and 8 are still to measure.
-    static let defaultIOShards = 4
 
     private func shutdown(signal: Int32) {
         log.info("shutting down", ["signal": .int(Int64(signal))])
