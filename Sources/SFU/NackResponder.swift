@@ -50,7 +50,14 @@ public struct NackResponderStats: Equatable, Sendable {
     public var missing: UInt64 = 0
     /// Requests for packets in the cache but older than its `maxAge`.
     public var expired: UInt64 = 0
-    public init() {}
+
+    public init(requested: UInt64 = 0, resent: UInt64 = 0, throttled: UInt64 = 0, missing: UInt64 = 0, expired: UInt64 = 0) {
+        self.requested = requested
+        self.resent = resent
+        self.throttled = throttled
+        self.missing = missing
+        self.expired = expired
+    }
 }
 
 /// Answers one subscriber's NACKs (RFC 4585 §6.2.1) for one outgoing stream from its
