@@ -48,7 +48,7 @@ public enum NackArrival: Equatable, Sendable {
 /// Timing: a gap's packets are NACKed first when older than the reorder wait
 /// `clamp(max(3 × jitter, latest observed reordering × 1.25), 10 ms, 150 ms)`; arrivals are
 /// re-checked at every tick, so a reordered packet that shows up inside the wait is never
-/// asked for. Retries come every max(RTT, 20 ms). Pure: `now` (µs) is passed in.
+/// asked for. Retries come every max(RTT + wait, 20 ms). Pure: `now` (µs) is passed in.
 public struct NackGenerator: Sendable {
     struct Missing {
         var extended: Int64
@@ -159,7 +159,9 @@ public struct NackGenerator: Sendable {
     public mutating func tick(now: Int64, rtt: Int64?, jitter: Int64?, into out: inout [UInt16]) {
         let wait = reorderWait(now: now, jitter: jitter)
         let roundTrip = max(rtt ?? config.defaultRTT, 0)
-        let retryInterval = max(roundTrip, config.minRetryInterval)
+        // A repair comes back over the same jittery path as the originals, so it can be late
+        // by as much as the reorder window: retry after RTT + wait, not RTT alone.
+        let retryInterval = max(roundTrip + wait, config.minRetryInterval)
         var added = 0
         var kept = 0
         for index in missing.indices {

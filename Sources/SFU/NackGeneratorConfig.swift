@@ -21,8 +21,8 @@ public struct NackGeneratorConfig: Equatable, Sendable {
     /// The wait also covers the latest reordering actually seen (latest 32 samples within
     /// 10 s) plus this share of it (1/4): a measured bound beats a model of it.
     public var observedReorderMarginDivisor: Int64 = 4
-    /// Minimum spacing of NACKs for one packet. 20 ms: one tick; a repair needs an RTT, so
-    /// the real spacing is max(RTT, this).
+    /// Minimum spacing of NACKs for one packet. 20 ms: one tick; a repair needs an RTT and
+    /// may be as late as the reorder wait, so the real spacing is max(RTT + wait, this).
     public var minRetryInterval: Int64 = 20_000
     /// RTT assumed until one is measured: 100 ms, libwebrtc's `kDefaultRtt` and mediasoup's.
     public var defaultRTT: Int64 = 100_000

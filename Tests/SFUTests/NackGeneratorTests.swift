@@ -9,7 +9,7 @@ final class NackGeneratorTests: XCTestCase {
         return out
     }
 
-    func testSingleGapNackedAfterWaitRetriedAtRTTSpacingThenGivenUp() {
+    func testSingleGapNackedAfterWaitRetriedAtRTTPlusWaitSpacingThenGivenUp() {
         var generator = NackGenerator(config: .video)
         for seq: UInt16 in 0...4 { generator.received(seq, now: Int64(seq) * 10_000) }
         XCTAssertEqual(generator.received(6, now: 60_000), .gap(missing: 1))
@@ -21,7 +21,7 @@ final class NackGeneratorTests: XCTestCase {
             now += 10_000
             if tick(&generator, now) == [5] { sentAt.append(now) }
         }
-        XCTAssertEqual(sentAt, (0..<10).map { 70_000 + Int64($0) * 50_000 }, "10 tries, one RTT apart")
+        XCTAssertEqual(sentAt, (0..<10).map { 70_000 + Int64($0) * 60_000 }, "10 tries, RTT (50 ms) + reorder wait (10 ms) apart")
         XCTAssertEqual(generator.missingCount, 0)
         XCTAssertEqual(generator.stats.requested, 1)
         XCTAssertEqual(generator.stats.nackedSequenceNumbers, 10)
@@ -40,8 +40,8 @@ final class NackGeneratorTests: XCTestCase {
             now += 10_000
             if !tick(&generator, now).isEmpty { sentAt.append(now) }
         }
-        // Age + RTT (50 ms) must stay ≤ 300 ms: the last try is at age 210 ms.
-        XCTAssertEqual(sentAt, [70_000, 120_000, 170_000, 220_000, 270_000])
+        // Tries 60 ms apart; age + RTT (50 ms) must stay ≤ 300 ms: the last try is at age 250 ms.
+        XCTAssertEqual(sentAt, [70_000, 130_000, 190_000, 250_000, 310_000])
         XCTAssertEqual(generator.stats.tooLate, 1)
         XCTAssertEqual(generator.stats.lostAfterRetries, 0)
     }
@@ -51,8 +51,9 @@ final class NackGeneratorTests: XCTestCase {
         generator.received(10, now: 0)
         generator.received(13, now: 10_000)
         XCTAssertEqual(tick(&generator, 20_000), [11, 12])
+        XCTAssertEqual(tick(&generator, 60_000), [], "retry after RTT + wait = 60 ms")
         XCTAssertEqual(generator.received(12, now: 70_000, isRetransmission: true), .recovered)
-        XCTAssertEqual(tick(&generator, 70_000), [11], "only the one still missing is retried")
+        XCTAssertEqual(tick(&generator, 80_000), [11], "only the one still missing is retried")
         XCTAssertEqual(generator.received(11, now: 120_000, isRetransmission: true), .recovered)
         XCTAssertEqual(generator.received(11, now: 121_000, isRetransmission: true), .duplicateOrLate)
         XCTAssertEqual(generator.stats.recovered, 2)
