@@ -77,6 +77,8 @@ public struct NackGenerator: Sendable {
     private var missing: ContiguousArray<Missing> = []
     private var samples: ContiguousArray<ReorderSample>
     private var nextSample = 0
+    /// RTT given to the latest `tick`, used by arrivals that pass none.
+    private var tickRTT: Int64?
 
     public init(config: NackGeneratorConfig) {
         self.config = config
@@ -93,7 +95,7 @@ public struct NackGenerator: Sendable {
     ///   - now: arrival time, µs.
     ///   - isRetransmission: arrived on the RTX SSRC. Such arrivals never count as reordering.
     ///   - rtt: current RTT estimate (µs), used to tell a late original from a repair when
-    ///     retransmissions come as originals (no RTX).
+    ///     retransmissions come as originals (no RTX); nil: the one given to the last `tick`.
     @discardableResult
     public mutating func received(_ sequenceNumber: UInt16, now: Int64, isRetransmission: Bool = false, rtt: Int64? = nil) -> NackArrival {
         guard let highest else {
@@ -130,7 +132,7 @@ public struct NackGenerator: Sendable {
         }
         // A late original that arrived sooner than any repair could have (half an RTT after
         // the first NACK) is reordering the wait was too short for: learn from it.
-        if !isRetransmission, now - entry.firstSentAt < (rtt ?? config.defaultRTT) / 2 {
+        if !isRetransmission, now - entry.firstSentAt < (rtt ?? tickRTT ?? config.defaultRTT) / 2 {
             addSample(now - entry.detectedAt, now: now)
         }
         stats.recovered &+= 1
@@ -157,6 +159,7 @@ public struct NackGenerator: Sendable {
     ///   - rtt: the publisher leg's RTT, µs (nil: `defaultRTT`).
     ///   - jitter: interarrival jitter, µs.
     public mutating func tick(now: Int64, rtt: Int64?, jitter: Int64?, into out: inout [UInt16]) {
+        tickRTT = rtt
         let wait = reorderWait(now: now, jitter: jitter)
         let roundTrip = max(rtt ?? config.defaultRTT, 0)
         // A repair comes back over the same jittery path as the originals, so it can be late

@@ -110,6 +110,9 @@ extension Router {
         for request in takeDueKeyframeRequests(now: now) {
             byParticipant[request.participant, default: []].append(request.packet)
         }
+        if includeReports {
+            for request in takeDueNACKs(now: now) { byParticipant[request.participant, default: []].append(request.packet) }
+        }
         return byParticipant.keys.sorted().map { OutgoingRTCP(participant: $0, packets: byParticipant[$0] ?? []) }
     }
 
