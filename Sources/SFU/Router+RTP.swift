@@ -55,10 +55,12 @@ extension Router {
             return .unknownPayloadType
         }
         let isKeyframe = payload.detector != .none && payload.detector.isKeyframeStart(view.payload)
-        stream.hot.record(
-            seq: view.sequenceNumber, timestamp: view.timestamp, now: now, clockRate: payload.clockRate,
-            length: view.buffer.count, isKeyframe: isKeyframe)
-        if !repaired { noteArrival(view.sequenceNumber, publisher: participant, stream: stream, now: now) }
+        if !repaired {  // RFC 3550 reception stats (and jitter) are about the media SSRC's own packets
+            stream.hot.record(
+                seq: view.sequenceNumber, timestamp: view.timestamp, now: now, clockRate: payload.clockRate,
+                length: view.buffer.count, isKeyframe: isKeyframe)
+            noteArrival(view.sequenceNumber, publisher: participant, stream: stream, now: now)
+        }
         if isKeyframe { stream.keyframeRequests.pending = false }  // the keyframe answers any waiting request
         guard !track.muted else {
             track.droppedMuted += 1
