@@ -36,6 +36,7 @@ extension Router {
             case .nack(let nack):
                 if let subscription = state.subscriptions[nack.mediaSSRC] {
                     subscription.nackedPackets += UInt64(nack.sequenceNumbers.count)
+                    answerNACK(nack, subscription: subscription, subscriber: state, now: now)
                 } else {
                     state.unknownFeedbackSSRC += 1
                 }

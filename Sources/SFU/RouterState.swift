@@ -118,6 +118,8 @@ final class Subscription {
     /// Reserved for RTX towards this subscriber (issue 4).
     let outgoingRTXSSRC: UInt32
     var nackedPackets: UInt64 = 0
+    /// Retransmission cache and NACK responder, from the subscriber's first NACK on.
+    var repair: DownlinkRepair?
     var keyframeRequestsReceived: UInt64 = 0
     var remoteReport: RTCPReportBlock?
     var rtt: Int64?
