@@ -171,7 +171,7 @@ public struct NackGenerator: Sendable {
             var entry = missing[index]
             let age = now - entry.detectedAt
             if entry.retries >= config.maxRetries {
-                if now - entry.sentAt >= retryInterval {
+                if entry.retries == 0 || now - entry.sentAt >= retryInterval {
                     stats.lostAfterRetries &+= 1
                     continue
                 }

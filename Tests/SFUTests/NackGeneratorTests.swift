@@ -172,6 +172,17 @@ final class NackGeneratorTests: XCTestCase {
         XCTAssertEqual(tick(&generator, 20_000).first, 61, "1–60, the oldest, were dropped")
     }
 
+    func testZeroRetriesGivesUpWithoutAsking() {
+        var config = NackGeneratorConfig.video
+        config.maxRetries = 0
+        var generator = NackGenerator(config: config)
+        generator.received(0, now: 0)
+        generator.received(2, now: 0)
+        XCTAssertEqual(tick(&generator, 20_000), [])
+        XCTAssertEqual(generator.stats.lostAfterRetries, 1)
+        XCTAssertEqual(generator.missingCount, 0)
+    }
+
     func testJitterConversion() {
         XCTAssertEqual(NackGenerator.jitterMicroseconds(1800, clockRate: 90000), 20_000)
         XCTAssertNil(NackGenerator.jitterMicroseconds(1800, clockRate: 0))
