@@ -19,11 +19,11 @@ extension Router {
     /// `repairBuffer`; nil when it cannot be forwarded (padding-only probe, RTX payload type
     /// without a known `apt`, media SSRC not learned, too large).
     func unwrapRetransmission(_ rtx: RTPPacketView, of track: PublishedTrack, stream: InboundStream, now: Int64) -> RTPPacketView? {
-        guard let mediaSSRC = stream.ssrc, let osn = RTXPacket.originalSequenceNumber(rtx),
-              let original = track.payloads[Int(rtx.payloadType)].associatedPayloadType
-        else { return nil }
+        guard let osn = RTXPacket.originalSequenceNumber(rtx) else { return nil }
+        // Even when it cannot be forwarded, the repair arrived: stop NACKing it.
         stream.nacks?.received(osn, now: now, isRetransmission: true)
-        guard let length = try? RTXPacket.unwrap(rtx, ssrc: mediaSSRC, payloadType: original, into: repairBuffer) else { return nil }
+        guard let mediaSSRC = stream.ssrc, let original = track.payloads[Int(rtx.payloadType)].associatedPayloadType,
+              let length = try? RTXPacket.unwrap(rtx, ssrc: mediaSSRC, payloadType: original, into: repairBuffer) else { return nil }
         return try? RTPPacketView(UnsafeRawBufferPointer(rebasing: repairBuffer[0..<length]))
     }
 

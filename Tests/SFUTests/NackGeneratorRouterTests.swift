@@ -71,4 +71,17 @@ final class NackGeneratorRouterTests: XCTestCase {
         for seq: UInt16 in [1, 2, 5] { try send(router, from: alice, rtpPacket(ssrc: 0x2A, seq: seq, ts: UInt32(seq) * 960, pt: 111), now: Int64(seq) * 20_000) }
         XCTAssertTrue(nacks(router.tick(now: 500_000, ntp: NTPTime(raw: 0))).isEmpty, "Opus is not NACKed")
     }
+
+    func testRTXWithUnknownAptIsNotForwardedButStopsTheNACKs() throws {
+        let router = makeRouter()
+        try router.join(alice, room: room, description: receiver("a"), now: 0)
+        try router.join(bob, room: room, description: receiver("b"), now: 0)
+        try router.publish(alice, track: videoTrack("cam", layers: [StreamDescription(ssrc: 0x1A, rtxSSRC: 0x1B)]), now: 0)
+        try send(router, from: alice, rtpPacket(ssrc: 0x1A, seq: 10, ts: 0, pt: 96, payload: vp8Keyframe), now: 0)
+        try send(router, from: alice, rtpPacket(ssrc: 0x1A, seq: 12, ts: 1800, pt: 96, payload: vp8Delta), now: 20_000)
+        XCTAssertEqual(nacks(router.tick(now: 40_000, ntp: NTPTime(raw: 0))).first?.1.sequenceNumbers, [11])
+        XCTAssertEqual(disposition(router, from: alice, rtx(osn: 11, rtxSeq: 1, ts: 900, payload: vp8Delta), now: 90_000), .retransmission)
+        XCTAssertTrue(nacks(router.tick(now: 1_000_000, ntp: NTPTime(raw: 0))).isEmpty, "no retries for a repaired packet")
+        XCTAssertEqual(router.uplinkNACKStats(publisher: alice, track: TrackID("cam"), layer: 0)?.recovered, 1)
+    }
 }
