@@ -36,6 +36,7 @@ extension Router {
             case .nack(let nack):
                 if let subscription = state.subscriptions[nack.mediaSSRC] {
                     subscription.nackedPackets += UInt64(nack.sequenceNumbers.count)
+                    answerNACK(nack, subscription: subscription, subscriber: state, now: now)
                 } else {
                     state.unknownFeedbackSSRC += 1
                 }
@@ -109,6 +110,9 @@ extension Router {
         }
         for request in takeDueKeyframeRequests(now: now) {
             byParticipant[request.participant, default: []].append(request.packet)
+        }
+        if includeReports {
+            for request in takeDueNACKs(now: now) { byParticipant[request.participant, default: []].append(request.packet) }
         }
         return byParticipant.keys.sorted().map { OutgoingRTCP(participant: $0, packets: byParticipant[$0] ?? []) }
     }

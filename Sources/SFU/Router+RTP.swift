@@ -14,7 +14,8 @@ public enum RTPDisposition: Equatable, Sendable {
     case unknownPayloadType
     /// The track is muted (counted per track).
     case muted
-    /// RTX: counted; forwarding and repair come with issue 4.
+    /// RTX not forwarded (counted): padding-only probe, unknown `apt`, or unlearned media
+    /// SSRC. A repairing RTX packet is unwrapped (RFC 4588) and reported as `.forwarded`.
     case retransmission
 }
 
@@ -27,7 +28,7 @@ extension Router {
     @discardableResult
     public func handleRTP(from participant: ParticipantID, packet: UnsafeRawBufferPointer, now: Int64, into batch: inout ForwardingBatch) -> RTPDisposition {
         batch.reset(source: nil)
-        let view: RTPPacketView
+        var view: RTPPacketView
         do { view = try RTPPacketView(packet) } catch {
             participants[participant]?.droppedMalformedRTP += 1
             return .malformed
@@ -40,9 +41,12 @@ extension Router {
         }
         let track = route.track
         let stream = route.stream
+        var repaired = false
         if route.isRTX {
             stream.rtxPackets += 1
-            return .retransmission
+            guard let original = unwrapRetransmission(view, of: track, stream: stream, now: now) else { return .retransmission }
+            view = original
+            repaired = true
         }
         let payloadType = view.payloadType
         let payload = track.payloads[Int(payloadType)]
@@ -51,9 +55,12 @@ extension Router {
             return .unknownPayloadType
         }
         let isKeyframe = payload.detector != .none && payload.detector.isKeyframeStart(view.payload)
-        stream.hot.record(
-            seq: view.sequenceNumber, timestamp: view.timestamp, now: now, clockRate: payload.clockRate,
-            length: packet.count, isKeyframe: isKeyframe)
+        if !repaired {  // RFC 3550 reception stats (and jitter) are about the media SSRC's own packets
+            stream.hot.record(
+                seq: view.sequenceNumber, timestamp: view.timestamp, now: now, clockRate: payload.clockRate,
+                length: view.buffer.count, isKeyframe: isKeyframe)
+            noteArrival(view.sequenceNumber, publisher: participant, stream: stream, now: now)
+        }
         if isKeyframe { stream.keyframeRequests.pending = false }  // the keyframe answers any waiting request
         guard !track.muted else {
             track.droppedMuted += 1
@@ -61,10 +68,10 @@ extension Router {
         }
         batch.reset(source: view)
         let facts = PacketFacts(
-            ssrc: ssrc, sequenceNumber: view.sequenceNumber, timestamp: view.timestamp, layer: stream.layer,
+            ssrc: view.ssrc, sequenceNumber: view.sequenceNumber, timestamp: view.timestamp, layer: stream.layer,
             codecIndex: payload.codecIndex, clockRate: payload.clockRate,
             canSwitch: isKeyframe || payload.detector == .none,
-            payloadOctets: UInt32(truncatingIfNeeded: view.payloadRange.count), length: packet.count, now: now)
+            payloadOctets: UInt32(truncatingIfNeeded: view.payloadRange.count), length: view.buffer.count, now: now)
         // One exclusive access to all subscribers' hot state.
         track.slots.withUnsafeMutableBufferPointer { slots in
             for index in slots.indices {

@@ -18,11 +18,18 @@ public final class Router {
     /// Streams with a keyframe request waiting for its throttle window.
     var pendingKeyframeStreams: [(publisher: ParticipantID, stream: InboundStream)] = []
     var ssrcs: SSRCGenerator
+    /// Resends decided by subscribers' NACKs, drained by `takeRetransmissions`.
+    var pendingRetransmissions: [PendingRetransmission] = []
+    /// Where a publisher's RTX packet is unwrapped to its original form (RFC 4588) before
+    /// forwarding; valid until the next `handleRTP` (the batch's source points into it).
+    let repairBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: RetransmissionCache.slotSize, alignment: 16)
 
     public init(config: RouterConfig) {
         self.config = config
         ssrcs = SSRCGenerator(state: config.ssrcSeed)
     }
+
+    deinit { repairBuffer.deallocate() }
 
     static func key(_ participant: ParticipantID, _ ssrc: UInt32) -> UInt64 {
         UInt64(participant.raw) << 32 | UInt64(ssrc)

@@ -44,6 +44,8 @@ final class InboundStream {
     /// Publisher SR: NTP middle 32 bits and our arrival time (for LSR/DLSR).
     var lastSenderReport: (middle: UInt32, arrival: Int64)?
     var keyframeRequests = KeyframeRequestState()
+    /// Uplink loss detection (video only: browsers negotiate `nack` for video, not Opus).
+    var nacks: NackGenerator?
 
     init(layer: Int, description: StreamDescription) {
         self.layer = layer
@@ -60,6 +62,8 @@ struct PayloadInfo {
     var detector: KeyframeDetector = .none
     /// Index into the track's codec list (subscriber mapping key).
     var codecIndex: Int = 0
+    /// For an RTX payload type: the media payload type it repairs (RFC 4588 `apt`).
+    var associatedPayloadType: UInt8?
 }
 
 /// A published track with its subscribers.
@@ -80,6 +84,7 @@ final class PublishedTrack {
         self.description = description
         streams = description.layers.enumerated().map { InboundStream(layer: $0.offset, description: $0.element) }
         payloads = Self.payloads(for: description)
+        if description.kind == .video { for stream in streams { stream.nacks = NackGenerator(config: .video) } }
     }
 
     static func payloads(for description: TrackDescription) -> [PayloadInfo] {
@@ -89,6 +94,11 @@ final class PublishedTrack {
                 clockRate: codec.clockRate,
                 detector: description.kind == .video ? KeyframeDetector(codecName: codec.name) : .none,
                 codecIndex: index)
+        }
+        for codec in description.codecs where codec.payloadType < 128 {
+            if let rtx = codec.rtxPayloadType, rtx < 128, payloads[Int(rtx)].clockRate == 0 {
+                payloads[Int(rtx)].associatedPayloadType = codec.payloadType
+            }
         }
         return payloads
     }
@@ -108,6 +118,8 @@ final class Subscription {
     /// Reserved for RTX towards this subscriber (issue 4).
     let outgoingRTXSSRC: UInt32
     var nackedPackets: UInt64 = 0
+    /// Retransmission cache and NACK responder, from the subscriber's first NACK on.
+    var repair: DownlinkRepair?
     var keyframeRequestsReceived: UInt64 = 0
     var remoteReport: RTCPReportBlock?
     var rtt: Int64?

@@ -10,13 +10,17 @@ public struct CodecDescription: Equatable, Sendable {
     /// Extra key that must match for two codecs to be the same (e.g. H.264
     /// "profile-level-id=42e01f;packetization-mode=1"); empty when irrelevant.
     public var parameters: String
+    /// RFC 4588 RTX payload type whose `apt` is this codec (publisher side), nil = no RTX.
+    /// Needed to restore the original payload type of a publisher's retransmissions.
+    public var rtxPayloadType: UInt8?
 
-    public init(name: String, payloadType: UInt8, clockRate: UInt32, channels: UInt8 = 1, parameters: String = "") {
+    public init(name: String, payloadType: UInt8, clockRate: UInt32, channels: UInt8 = 1, parameters: String = "", rtxPayloadType: UInt8? = nil) {
         self.name = name
         self.payloadType = payloadType
         self.clockRate = clockRate
         self.channels = channels
         self.parameters = parameters
+        self.rtxPayloadType = rtxPayloadType
     }
 
     func matches(_ other: CodecDescription) -> Bool {

@@ -1,0 +1,49 @@
+import RTP
+
+// Router hooks for loss repair on the publisher leg (docs/rtcp.md, NACK and RFC 4588 rows):
+// each video stream's `NackGenerator` sees every arrival, its NACKs go out with `tick`, and
+// the publisher's RTX answers are unwrapped and forwarded like the packets they repair.
+
+extension Router {
+    /// Records a media arrival for uplink NACKs; a sequence restart asks for a keyframe
+    /// (the gap is too large to repair by retransmission).
+    @inline(__always)
+    func noteArrival(_ sequenceNumber: UInt16, publisher: ParticipantID, stream: InboundStream, now: Int64) {
+        guard stream.nacks != nil else { return }
+        if stream.nacks?.received(sequenceNumber, now: now) == .restarted {
+            requestKeyframe(publisher: publisher, stream: stream)
+        }
+    }
+
+    /// The original packet inside a publisher's RTX packet (RFC 4588 §4), written into
+    /// `repairBuffer`; nil when it cannot be forwarded (padding-only probe, RTX payload type
+    /// without a known `apt`, media SSRC not learned, too large).
+    func unwrapRetransmission(_ rtx: RTPPacketView, of track: PublishedTrack, stream: InboundStream, now: Int64) -> RTPPacketView? {
+        guard let osn = RTXPacket.originalSequenceNumber(rtx) else { return nil }
+        // Even when it cannot be forwarded, the repair arrived: stop NACKing it.
+        stream.nacks?.received(osn, now: now, isRetransmission: true)
+        guard let mediaSSRC = stream.ssrc, let original = track.payloads[Int(rtx.payloadType)].associatedPayloadType,
+              let length = try? RTXPacket.unwrap(rtx, ssrc: mediaSSRC, payloadType: original, into: repairBuffer) else { return nil }
+        return try? RTPPacketView(UnsafeRawBufferPointer(rebasing: repairBuffer[0..<length]))
+    }
+
+    /// One generic NACK per publisher stream with packets due (RFC 4585 §6.2.1), from the
+    /// publisher's `controlSSRC`, named by the stream's media SSRC.
+    func takeDueNACKs(now: Int64) -> [(participant: ParticipantID, packet: RTCPPacket)] {
+        var due: [(ParticipantID, RTCPPacket)] = []
+        for state in participants.values {
+            for trackID in state.publishOrder {
+                guard let track = state.published[trackID], track.kind == .video else { continue }
+                let clockRate = track.description.codecs.first?.clockRate ?? 90000
+                for stream in track.streams {
+                    guard let ssrc = stream.ssrc, stream.nacks != nil else { continue }
+                    let jitter = NackGenerator.jitterMicroseconds(stream.hot.reception.jitter, clockRate: clockRate)
+                    if let nack = stream.nacks?.makeNACK(senderSSRC: state.controlSSRC, mediaSSRC: ssrc, now: now, rtt: state.rtt, jitter: jitter) {
+                        due.append((state.id, .nack(nack)))
+                    }
+                }
+            }
+        }
+        return due
+    }
+}
