@@ -116,7 +116,7 @@ extension ImpairmentRelay {
         }
         counterState[direction].count(action)
         logRing.append(RelayLogEntry(index: index, direction: direction, clientPort: clientPort, size: bytes.count,
-                                     arrivalNs: now - createdAt, action: action))
+                                     arrivalNs: now - createdAtNs, action: action, rtp: RTPTag(datagram: bytes)))
         lock.unlock()
 
         guard let fd = sendFD, !action.isDropped else { return }

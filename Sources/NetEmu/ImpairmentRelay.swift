@@ -43,6 +43,9 @@ public final class ImpairmentRelay: @unchecked Sendable {
         public let upstreamPort: UInt16
     }
 
+    /// CLOCK_MONOTONIC now, in nanoseconds (the clock of `createdAtNs` and the log).
+    public static func monotonicNowNs() -> UInt64 { monotonicNanoseconds() }
+
     /// The port peers send to.
     public let port: UInt16
     public let targetPort: UInt16
@@ -50,7 +53,8 @@ public final class ImpairmentRelay: @unchecked Sendable {
     let limits: Limits
     let listenFD: Int32
     let target: sockaddr_in
-    let createdAt: UInt64
+    /// CLOCK_MONOTONIC (ns) at creation: log times are relative to it.
+    public let createdAtNs: UInt64
     let wakeRead: Int32
     let wakeWrite: Int32
 
@@ -94,7 +98,7 @@ public final class ImpairmentRelay: @unchecked Sendable {
         port = UDPSocket.localPort(listenFD)
         self.targetPort = targetPort
         self.limits = limits
-        createdAt = monotonicNanoseconds()
+        createdAtNs = monotonicNanoseconds()
         pipelines = [ImpairmentPipeline(seed: seed), ImpairmentPipeline(seed: seed ^ 0xD0_3E_11_4B)]
         logRing = RelayLogRing(capacity: limits.logCapacity)
     }

@@ -36,6 +36,26 @@ public enum RelayAction: Sendable, Equatable {
     public var isDropped: Bool { if case .dropped = self { true } else { false } }
 }
 
+/// The cleartext RTP header fields of a datagram (SRTP leaves them readable), so a stats test
+/// can tell exactly which packets of which stream the relay dropped or delayed.
+public struct RTPTag: Sendable, Equatable {
+    public let ssrc: UInt32
+    public let sequence: UInt16
+    public let payloadType: UInt8
+
+    /// Recognises RTP by RFC 7983 §7 (first byte 128–191) and RFC 5761 §4 (payload type not in
+    /// 64–95, which is RTCP's range); nil for STUN, DTLS, RTCP and anything shorter than a
+    /// 12-byte RTP header.
+    public init?(datagram bytes: [UInt8]) {
+        guard bytes.count >= 12, (128...191).contains(bytes[0]) else { return nil }
+        let pt = bytes[1] & 0x7F
+        guard !(64...95).contains(pt) else { return nil }
+        payloadType = pt
+        sequence = UInt16(bytes[2]) << 8 | UInt16(bytes[3])
+        ssrc = bytes[8..<12].reduce(0) { $0 << 8 | UInt32($1) }
+    }
+}
+
 /// One datagram as seen by the relay: ground truth for stats tests.
 public struct RelayLogEntry: Sendable, Equatable {
     /// Per-direction arrival index, 0-based, counting every datagram that reached the relay.
@@ -44,9 +64,11 @@ public struct RelayLogEntry: Sendable, Equatable {
     /// The client's UDP port (the mapping this datagram belongs to).
     public let clientPort: UInt16
     public let size: Int
-    /// Arrival time, nanoseconds since the relay was created (CLOCK_MONOTONIC).
+    /// Arrival time, nanoseconds since the relay was created (`ImpairmentRelay.createdAtNs`).
     public let arrivalNs: UInt64
     public let action: RelayAction
+    /// Set when the datagram is RTP (or SRTP).
+    public let rtp: RTPTag?
 }
 
 /// Totals for one direction. Kept in full even when the log ring has wrapped.

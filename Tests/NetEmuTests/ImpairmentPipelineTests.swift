@@ -108,4 +108,24 @@ final class ImpairmentPipelineTests: XCTestCase {
         XCTAssertNoThrow(try Impairment(loss: 0.1, delayMs: 50, jitterMs: 30, rate: RateCap(bitsPerSecond: 300_000)).validate())
         XCTAssertEqual(NetEmuError.badImpairment("loss").code, "netemu_bad_impairment")
     }
+
+    func testLogRingKeepsTheNewestEntries() {
+        var ring = RelayLogRing(capacity: 3)
+        for i in 0..<5 {
+            ring.append(RelayLogEntry(index: UInt64(i), direction: .uplink, clientPort: 1, size: 10, arrivalNs: UInt64(i), action: .forwarded, rtp: nil))
+        }
+        XCTAssertEqual(ring.ordered.map(\.index), [2, 3, 4])
+        XCTAssertEqual(ring.overwritten, 2)
+    }
+
+    func testRTPTagRecognisesRTPOnly() {
+        let rtp: [UInt8] = [0x90, 0xE0, 0x12, 0x34, 0, 0, 0, 1, 0xCA, 0xFE, 0xBA, 0xBE, 0xBE, 0xDE]
+        XCTAssertEqual(RTPTag(datagram: rtp), RTPTag(datagram: rtp))
+        XCTAssertEqual(RTPTag(datagram: rtp)?.sequence, 0x1234)
+        XCTAssertEqual(RTPTag(datagram: rtp)?.ssrc, 0xCAFE_BABE)
+        XCTAssertEqual(RTPTag(datagram: rtp)?.payloadType, 96)
+        XCTAssertNil(RTPTag(datagram: [0x80, 200] + [UInt8](repeating: 0, count: 26)), "RTCP SR")
+        XCTAssertNil(RTPTag(datagram: [22, 0xFE, 0xFD] + [UInt8](repeating: 0, count: 20)), "DTLS")
+        XCTAssertNil(RTPTag(datagram: [0x80, 96, 0, 1]), "too short")
+    }
 }

@@ -57,4 +57,32 @@ final class RelayLossTests: XCTestCase {
         let b = try run(Impairment(loss: 0.05), seed: 5).missing
         XCTAssertEqual(a, b)
     }
+
+    func testLogNamesTheDroppedRTPPackets() throws {
+        let server = try TestEndpoint()
+        let client = try TestEndpoint()
+        let relay = try ImpairmentRelay(targetPort: server.port, seed: 3)
+        try relay.setImpairment(direction: .uplink, Impairment(loss: 0.2))
+        try relay.start()
+        defer { relay.stop(); server.close(); client.close() }
+        // RTP (V=2, PT 111, SSRC 0x11223344), sequence numbers wrapping past 65535; then one
+        // RTCP receiver report (PT 201) and one STUN binding request, which get no tag.
+        for i in 0..<1000 {
+            let seq = UInt16(truncatingIfNeeded: 65_000 + i)
+            client.send([0x80, 111, UInt8(seq >> 8), UInt8(seq & 0xFF), 0, 0, 0, 0, 0x11, 0x22, 0x33, 0x44] + [UInt8](repeating: 0xAB, count: 160), toPort: relay.port)
+        }
+        client.send([0x81, 201, 0, 1, 0, 0, 0, 1], toPort: relay.port)
+        client.send([0x00, 0x01, 0, 0, 0x21, 0x12, 0xA4, 0x42, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12], toPort: relay.port)
+        XCTAssertTrue(waitUntil { relay.counters.uplink.received == 1002 && server.count == Int(relay.counters.uplink.sent) })
+
+        let arrived = Set(server.received.filter { $0.bytes.count > 100 }.map { UInt16($0.bytes[2]) << 8 | UInt16($0.bytes[3]) })
+        let log = relay.log
+        let droppedRTP = Set(log.filter { $0.action.isDropped }.compactMap { $0.rtp?.sequence })
+        let allRTP = Set(log.compactMap { $0.rtp?.sequence })
+        XCTAssertEqual(allRTP.count, 1000)
+        XCTAssertEqual(droppedRTP, allRTP.subtracting(arrived), "the log names exactly the RTP packets that never arrived")
+        XCTAssertEqual(Double(droppedRTP.count) / 1000, 0.2, accuracy: 0.04)
+        XCTAssertTrue(log.compactMap(\.rtp).allSatisfy { $0.ssrc == 0x1122_3344 && $0.payloadType == 111 })
+        XCTAssertEqual(log.filter { $0.rtp == nil }.count, 2, "RTCP and STUN are not tagged")
+    }
 }

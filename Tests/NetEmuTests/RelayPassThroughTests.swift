@@ -96,4 +96,43 @@ final class RelayPassThroughTests: XCTestCase {
         XCTAssertThrowsError(try relay.start()) { XCTAssertEqual($0 as? NetEmuError, .notRestartable) }
         XCTAssertThrowsError(try relay.setImpairment(direction: .uplink, Impairment(loss: 2))) { XCTAssertEqual($0 as? NetEmuError, .badImpairment("loss")) }
     }
+
+    func testStopDiscardsDelayedDatagramsAndClosesTheMapping() throws {
+        let server = try TestEndpoint()
+        let client = try TestEndpoint()
+        let relay = try ImpairmentRelay(targetPort: server.port)
+        try relay.setImpairment(direction: .uplink, Impairment(delayMs: 300))
+        try relay.start()
+        defer { server.close(); client.close() }
+        for i in 0..<10 { client.send(payload(UInt32(i)), toPort: relay.port) }
+        XCTAssertTrue(waitUntil { relay.counters.uplink.received == 10 })
+        relay.stop()
+        usleep(400_000)
+        XCTAssertEqual(server.count, 0, "held datagrams die with the relay")
+        XCTAssertEqual(relay.counters.uplink.delayed, 10)
+        XCTAssertEqual(relay.counters.uplink.sent, 0)
+    }
+
+    func testImpairmentsCanChangeWhileTrafficFlows() throws {
+        let server = try TestEndpoint()
+        let client = try TestEndpoint()
+        let relay = try ImpairmentRelay(targetPort: server.port)
+        try relay.start()
+        defer { relay.stop(); server.close(); client.close() }
+        let flipper = Thread {
+            for i in 0..<2000 {
+                try? relay.setImpairment(direction: i % 2 == 0 ? .uplink : .downlink,
+                                         Impairment(loss: Double(i % 3) / 10, delayMs: Double(i % 4), jitterMs: 1, allowReordering: i % 5 == 0))
+            }
+        }
+        flipper.start()
+        pump(3000, from: client, toPort: relay.port) { sent in
+            let c = relay.counters.uplink
+            return c.received == UInt64(sent) && c.sent + c.dropped == UInt64(sent)
+        }
+        let c = relay.counters.uplink
+        XCTAssertEqual(c.received, 3000)
+        XCTAssertEqual(c.sent + c.dropped, 3000, "every datagram accounted for")
+        XCTAssertTrue(waitUntil { server.count == Int(relay.counters.uplink.sent) })
+    }
 }
