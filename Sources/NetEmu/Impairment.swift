@@ -84,9 +84,14 @@ public struct Impairment: Sendable, Equatable {
     /// it left (like netem with `rate` or a single queue). When true, jitter may reorder.
     public var allowReordering: Bool
     public var rate: RateCap?
+    /// When true, only RTP/RTCP (first byte 128–191, RFC 7983 §7) is impaired; STUN and DTLS
+    /// pass at once, so ICE and the handshake finish without retransmission timers and a test
+    /// measures media repair alone. Off by default: a real path treats all datagrams alike.
+    public var mediaOnly: Bool
 
     public init(loss: Double = 0, burstLoss: GilbertElliott? = nil, delayMs: Double = 0, jitterMs: Double = 0,
-                jitterDistribution: JitterDistribution = .uniform, allowReordering: Bool = true, rate: RateCap? = nil) {
+                jitterDistribution: JitterDistribution = .uniform, allowReordering: Bool = true, rate: RateCap? = nil,
+                mediaOnly: Bool = false) {
         self.loss = loss
         self.burstLoss = burstLoss
         self.delayMs = delayMs
@@ -94,6 +99,7 @@ public struct Impairment: Sendable, Equatable {
         self.jitterDistribution = jitterDistribution
         self.allowReordering = allowReordering
         self.rate = rate
+        self.mediaOnly = mediaOnly
     }
 
     /// A clean path.

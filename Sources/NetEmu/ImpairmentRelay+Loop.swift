@@ -104,6 +104,8 @@ extension ImpairmentRelay {
             action = .dropped(.noMapping)
         } else if delayQueue.count >= limits.maxDelayedPackets || delayQueue.bytes + bytes.count > limits.maxDelayedBytes {
             action = .dropped(.relayBacklog)
+        } else if pipelines[direction.rawValue].impairment.mediaOnly, !(128...191).contains(bytes.first ?? 0) {
+            action = .forwarded
         } else {
             switch pipelines[direction.rawValue].admit(size: bytes.count, now: now) {
             case .drop(let reason):

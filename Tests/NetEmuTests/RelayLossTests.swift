@@ -85,4 +85,21 @@ final class RelayLossTests: XCTestCase {
         XCTAssertTrue(log.compactMap(\.rtp).allSatisfy { $0.ssrc == 0x1122_3344 && $0.payloadType == 111 })
         XCTAssertEqual(log.filter { $0.rtp == nil }.count, 2, "RTCP and STUN are not tagged")
     }
+
+    func testMediaOnlyLetsSTUNAndDTLSThrough() throws {
+        let server = try TestEndpoint()
+        let client = try TestEndpoint()
+        let relay = try ImpairmentRelay(targetPort: server.port)
+        try relay.setImpairment(direction: .uplink, Impairment(loss: 1, mediaOnly: true))
+        try relay.start()
+        defer { relay.stop(); server.close(); client.close() }
+        let stun: [UInt8] = [0x00, 0x01, 0, 0, 0x21, 0x12, 0xA4, 0x42] + [UInt8](repeating: 7, count: 12)
+        let dtls: [UInt8] = [22, 0xFE, 0xFD] + [UInt8](repeating: 0, count: 20)
+        let rtp: [UInt8] = [0x80, 111, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0xAA]
+        let rtcp: [UInt8] = [0x81, 201, 0, 1, 0, 0, 0, 1]
+        for datagram in [stun, rtp, dtls, rtcp] { client.send(datagram, toPort: relay.port) }
+        XCTAssertTrue(waitUntil { relay.counters.uplink.received == 4 && server.count == 2 })
+        XCTAssertEqual(server.received.map(\.bytes), [stun, dtls])
+        XCTAssertEqual(relay.log.map(\.action), [.forwarded, .dropped(.randomLoss), .forwarded, .dropped(.randomLoss)])
+    }
 }
