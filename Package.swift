@@ -45,6 +45,8 @@ let package = Package(
         .target(name: "SignalingClient", dependencies: ["IO"], swiftSettings: v5),
         .target(name: "Bench", dependencies: ["IO", "Auth", "Logging"], swiftSettings: v5),
         .target(name: "Server", dependencies: ["IO", "Signaling", "Storage", "Auth", "Logging", "SignalingClient", "Bench", "Media", "DTLS"], swiftSettings: v5),
+        // User-space UDP impairment relay for tests (the kernel here has no netem; issue 4).
+        .target(name: "NetEmu", swiftSettings: v5),
         .executableTarget(name: "switchboard", dependencies: ["Server"], swiftSettings: v5),
 
         // MARK: Tests.
@@ -65,6 +67,7 @@ let package = Package(
         .testTarget(name: "ICETests", dependencies: ["ICE", "STUN", "CNice"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "CSocket", "ICE", "STUN", "DTLS", "SRTP", "SDP", "SFU", "RTP"], swiftSettings: v5),
         .testTarget(name: "PeerTests", dependencies: ["Peer", "Media", "ICE", "DTLS", "SRTP", "RTP", "SDP", "IO", "SignalingClient"], swiftSettings: v5),
+        .testTarget(name: "NetEmuTests", dependencies: ["NetEmu"], swiftSettings: v5),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CNice", "CSRTP", "COpus", "COpenSSL", "CSoup", "CSQLite"]),
     ]
 )
