@@ -73,8 +73,9 @@ extension SFUServer {
             countSRTP(error)
             return
         }
+        let now = Self.monotonicMicroseconds()
         let disposition = router.handleRTP(from: participant.id, packet: UnsafeRawBufferPointer(rebasing: bytes[0..<length]),
-                                           now: Self.monotonicMicroseconds(), into: &batch)
+                                           now: now, into: &batch)
         switch disposition {
         case .forwarded: break
         case .malformed: counters.rtpMalformed &+= 1; return
@@ -91,6 +92,10 @@ extension SFUServer {
             do {
                 let written = try batch.write(index, into: scratch, transportSequenceNumber: subscriber.transportSequence)
                 subscriber.transportSequence &+= 1
+                // Keep the rewritten (pre-SRTP) packet for NACKs from this subscriber; the
+                // cache exists once the subscriber has sent its first NACK (docs/rtcp.md).
+                router.retransmissionCache(subscriber: batch[index].subscriber, ssrc: batch[index].ssrc)?
+                    .insert(UnsafeRawBufferPointer(rebasing: scratch[0..<written]), now: now)
                 let protected = try outbound.protectRTP(scratch, length: written)
                 if loop.send(UnsafeRawBufferPointer(rebasing: scratch[0..<protected]), to: subscriber.session) {
                     counters.forwarded &+= 1
@@ -137,6 +142,32 @@ extension SFUServer {
             return
         }
         send(outgoing)
+        sendRetransmissions()
+    }
+
+    /// Answers subscribers' NACKs from the retransmission caches (RTX when negotiated, else
+    /// the original), each with the subscriber transport's next transport-wide sequence.
+    func sendRetransmissions() {
+        pendingRetransmissions.removeAll(keepingCapacity: true)
+        router.takeRetransmissions(into: &pendingRetransmissions)
+        let now = Self.monotonicMicroseconds()
+        for pending in pendingRetransmissions {
+            let raw = Int(pending.subscriber.raw)
+            guard raw < slots.count, let subscriber = slots[raw], let outbound = subscriber.srtp else { continue }
+            do {
+                guard let written = try router.writeRetransmission(pending, now: now, transportSequenceNumber: subscriber.transportSequence,
+                                                                   into: scratch) else { continue }
+                subscriber.transportSequence &+= 1
+                let protected = try outbound.protectRTP(scratch, length: written)
+                if loop.send(UnsafeRawBufferPointer(rebasing: scratch[0..<protected]), to: subscriber.session) {
+                    counters.retransmitted &+= 1
+                    subscriber.packetsOut &+= 1
+                    subscriber.bytesOut &+= UInt64(protected)
+                }
+            } catch {
+                counters.forwardErrors &+= 1
+            }
+        }
     }
 
     /// RTCP budget per compound: 1,200 bytes (the DTLS/MTU budget) minus the SRTCP trailer.

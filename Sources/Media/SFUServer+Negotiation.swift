@@ -220,7 +220,8 @@ extension SFUServer {
     static func codecDescription(_ entry: CodecMap.Entry) -> CodecDescription {
         CodecDescription(name: entry.codec.encodingName, payloadType: entry.payloadType, clockRate: entry.codec.clockRate,
                          channels: entry.codec.channels ?? 1,
-                         parameters: entry.codec == .h264 ? "packetization-mode=1;profile-level-id=42e01f" : "")
+                         parameters: entry.codec == .h264 ? "packetization-mode=1;profile-level-id=42e01f" : "",
+                         rtxPayloadType: entry.rtxPayloadType)
     }
 
     static func extensionIDs(_ ids: [HeaderExtension.KnownURI: UInt8]) -> HeaderExtensionIDs {

@@ -51,6 +51,9 @@ public final class SFUServer {
     /// One scratch buffer for forwards and outgoing RTCP: 2 KB > any forwarded packet
     /// (max datagram 1,500 minus nothing we add but the SRTP tag and a 4-byte
     /// transport-cc element) — `MediaLoopConfiguration.maxDatagramSize` bounds inputs.
+    /// Subscribers' NACK answers drained from the router; reused, so answering allocates
+    /// nothing once it has grown to the largest NACK seen.
+    var pendingRetransmissions: [PendingRetransmission] = []
     let scratch: UnsafeMutableRawBufferPointer
     var loopThread: pthread_t?
     private var started = false

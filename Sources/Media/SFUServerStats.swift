@@ -24,6 +24,8 @@ public struct SFUServerCounters: Equatable, Sendable {
     public var forwarded: UInt64 = 0
     /// Forward decisions skipped because the subscriber's DTLS is not up yet.
     public var forwardSkippedNoKeys: UInt64 = 0
+    /// Packets resent to subscribers in answer to their NACKs (RTX or original).
+    public var retransmitted: UInt64 = 0
     /// Forward decisions that failed to write or protect (should stay 0).
     public var forwardErrors: UInt64 = 0
     /// SRTCP compounds sent.

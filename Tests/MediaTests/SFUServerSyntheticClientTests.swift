@@ -48,6 +48,8 @@ final class SyntheticClient {
     /// (RFC 8843 §9.2: the SFU must learn the SSRC from the mid, as with unsignaled SSRCs).
     var signalSSRC = true
     var received: [Received] = []
+    /// Sequence numbers to drop on arrival, before SRTP (simulated downlink loss).
+    var dropOnArrival: Set<UInt16> = []
     var rtcpReceived = 0
     var unprotectFailures = 0
     /// SSRC → stream id (publisher "account/device") from the server's offers.
@@ -162,6 +164,7 @@ final class SyntheticClient {
                     if bytes.count > 1, (192...223).contains(bytes[1]) {
                         if (try? srtp.unprotectRTCP(&bytes)) != nil { rtcpReceived += 1 } else { unprotectFailures += 1 }
                     } else {
+                        if bytes.count >= 4, dropOnArrival.remove(UInt16(bytes[2]) << 8 | UInt16(bytes[3])) != nil { continue }
                         do { try srtp.unprotectRTP(&bytes) } catch { unprotectFailures += 1; continue }
                         let headerLength = 12 + 4 * Int(bytes[0] & 0x0F)
                         var payloadStart = headerLength
