@@ -39,6 +39,10 @@ public struct LayerSelector: Sendable {
         public var severeShortfall = 0.7
         /// 5 s between probe requests: libwebrtc's ALR probing interval.
         public var probeInterval: Int64 = 5_000_000
+        /// Probe 20 % above what the next layer needs: a probe that saturates the link reads
+        /// about 5 % low (libwebrtc keeps 95 % of the receive rate), so aiming exactly at the
+        /// need would never show the headroom.
+        public var probeOvershoot = 1.2
 
         public init() {}
     }
@@ -148,7 +152,7 @@ public struct LayerSelector: Sendable {
             lastProbe = now
             var decision = keep()
             decision.wantsProbe = true
-            decision.probeBps = UInt64(config.upgradeHeadroom * rate(next)) + audioBps
+            decision.probeBps = UInt64(config.probeOvershoot * config.upgradeHeadroom * rate(next)) + audioBps
             return decision
         }
         return keep()

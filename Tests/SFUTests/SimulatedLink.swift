@@ -46,6 +46,11 @@ struct CongestionTrace {
     var probeEvery: Int64?
     private var nextProbe: Int64 = 0
     private var probeID = 0
+    /// A one-off probe at this rate on the next step (`probe(rateBps:)`).
+    private var pendingProbe: Double?
+
+    /// Sends a 10-packet probe cluster at `rateBps` on the next millisecond.
+    mutating func probe(rateBps: UInt64) { pendingProbe = Double(rateBps) }
 
     init(link: SimulatedLink, estimator: BandwidthEstimator = BandwidthEstimator()) {
         self.link = link
@@ -64,10 +69,18 @@ struct CongestionTrace {
                 seq &+= 1
                 nextSend += Int64(Double(packetSize * 8) * 1_000_000 / max(rate, 1))
             }
+            var probeRate: Double?
             if let every = probeEvery, now >= nextProbe {
                 nextProbe = now + every
+                probeRate = 2 * Double(estimator.estimateBps)
+            }
+            if let pending = pendingProbe {
+                probeRate = pending
+                pendingProbe = nil
+            }
+            if let probeRate {
                 probeID += 1
-                let gap = Int64(Double(packetSize * 8) * 1_000_000 / (2 * Double(estimator.estimateBps)))
+                let gap = Int64(Double(packetSize * 8) * 1_000_000 / probeRate)
                 for index in 0..<10 {
                     let at = now + Int64(index) * gap
                     estimator.packetSent(transportSequenceNumber: seq, size: packetSize, now: at, probeCluster: probeID)
