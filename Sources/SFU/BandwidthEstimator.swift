@@ -231,6 +231,9 @@ public struct BandwidthEstimator: Sendable {
     /// min of both, and 95 % of the receive rate when it is below 90 % of the send rate (the
     /// probe saturated the link).
     private mutating func finishProbes(now: Int64) {
+        // A cluster's stragglers acknowledged after its result, or a cluster that never
+        // reached 5 acknowledged packets, is dropped 1 s after its last send.
+        probes = probes.filter { $0.value.count >= Self.minProbePackets || now - $0.value.lastSend <= 1_000_000 }
         for (cluster, probe) in probes where probe.count >= Self.minProbePackets {
             probes[cluster] = nil
             let sendSpan = probe.lastSend - probe.firstSend
