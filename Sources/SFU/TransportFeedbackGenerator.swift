@@ -48,6 +48,8 @@ public struct TransportFeedbackGenerator: Sendable {
     private var highestReceived: Int64?
     private var lastSent: Int64?
     private var feedbackCount: UInt8 = 0
+    /// Every number below this was reported and forgotten.
+    private var forgottenBelow: Int64?
 
     public init(config: Config = Config()) {
         self.config = config
@@ -59,6 +61,9 @@ public struct TransportFeedbackGenerator: Sendable {
     /// Records one packet's transport-wide sequence number and its arrival time.
     public mutating func record(sequenceNumber: UInt16, arrival: Int64) {
         let seq = unwrapper.unwrap(sequenceNumber)
+        // Older than what we still remember: its neighbours' arrivals are gone, so reporting
+        // it again would report them lost (libwebrtc clamps to its oldest stored number too).
+        if let forgotten = forgottenBelow, seq < forgotten { return }
         if arrivals[seq] == nil { arrivals[seq] = arrival }
         if highestReceived.map({ seq > $0 }) ?? true { highestReceived = seq }
         if let next = nextToReport {
@@ -141,10 +146,17 @@ public struct TransportFeedbackGenerator: Sendable {
     /// Drops arrivals already reported and older than the back window.
     private mutating func forget(now: Int64) {
         guard let next = nextToReport else { return }
-        arrivals = arrivals.filter { seq, arrival in seq >= next || now - arrival <= config.backWindow }
+        var dropped: Int64?
+        arrivals = arrivals.filter { seq, arrival in
+            let keep = seq >= next || now - arrival <= config.backWindow
+            if !keep { dropped = max(dropped ?? seq, seq) }
+            return keep
+        }
         if arrivals.count > Int(config.maxRange) * 2, let high = highestReceived {
             arrivals = arrivals.filter { high - $0.key < config.maxRange }
+            dropped = max(dropped ?? Int64.min, high - config.maxRange)
         }
+        if let dropped { forgottenBelow = max(forgottenBelow ?? Int64.min, dropped + 1) }
     }
 }
 

@@ -154,4 +154,17 @@ final class TransportFeedbackGeneratorTests: XCTestCase {
         _ = generator.feedback(now: 1_000_000)
         XCTAssertEqual(generator.storedPackets, 1, "older than 500 ms and reported: dropped")
     }
+
+    func testPacketOlderThanWhatIsRememberedIsNotReReported() {
+        var generator = TransportFeedbackGenerator()
+        generator.record(sequenceNumber: 1, arrival: 0)
+        for seq in 3..<50 { generator.record(sequenceNumber: UInt16(seq), arrival: Int64(seq) * 1_000) }
+        _ = generator.feedback(now: 100_000)
+        generator.record(sequenceNumber: 50, arrival: 1_000_000)
+        _ = generator.feedback(now: 1_000_000)  // 1...49 forgotten (older than 500 ms)
+        generator.record(sequenceNumber: 2, arrival: 1_050_000)  // 1 s late
+        generator.record(sequenceNumber: 51, arrival: 1_100_000)
+        let sent = generator.feedback(now: 1_100_000)
+        XCTAssertEqual(sent.map(\.baseSequenceNumber), [51], "3...49 must not be re-reported as lost")
+    }
 }
