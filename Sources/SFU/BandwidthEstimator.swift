@@ -89,6 +89,7 @@ public struct BandwidthEstimator: Sendable {
     private var lastLossUpdate: Int64?
     private var lossWindowStart: Int64?
     private var lastOveruse: Int64?
+    private var lastFeedback: Int64?
     private var lastDelayUpdate: Int64?
     private var lastDelayDecrease: Int64?
     /// Delivered rate at the last over-use: GCC's link capacity estimate.
@@ -123,6 +124,22 @@ public struct BandwidthEstimator: Sendable {
         return UInt64(min(max(value, Double(config.minBps)), Double(config.maxBps)))
     }
 
+    /// 1 s without transport-cc feedback (ten missed 100 ms feedbacks) means the downlink or
+    /// its return path is broken or badly congested: from then on −20 % per second, as
+    /// libwebrtc's `SendSideBandwidthEstimation` does on feedback timeout.
+    public static let feedbackTimeout: Int64 = 1_000_000
+
+    /// The estimate at `now`: `estimateBps`, decayed when transport-cc feedback has stopped
+    /// arriving (see `feedbackTimeout`). Pure: does not change the state.
+    public func estimate(now: Int64) -> UInt64 {
+        let base = estimateBps
+        guard let last = lastFeedback, now - last > Self.feedbackTimeout else { return base }
+        let seconds = min((now - last - Self.feedbackTimeout) / 1_000_000 + 1, 30)
+        var value = Double(base)
+        for _ in 0..<seconds { value *= 0.8 }
+        return max(UInt64(value), config.minBps)
+    }
+
     // MARK: inputs
 
     /// Records a packet we sent on this transport with its transport-wide sequence number.
@@ -138,6 +155,7 @@ public struct BandwidthEstimator: Sendable {
 
     /// Consumes one transport-cc feedback about our packets.
     public mutating func transportFeedback(_ feedback: TransportFeedback, now: Int64) {
+        lastFeedback = now
         // Receiver clock: the 24-bit reference time unwrapped across feedbacks (64 ms units).
         let raw = feedback.referenceTime & 0xFF_FFFF
         var step = Int64(raw) - Int64(lastReferenceRaw)

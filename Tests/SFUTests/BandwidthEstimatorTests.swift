@@ -85,4 +85,16 @@ final class BandwidthEstimatorTests: XCTestCase {
         XCTAssertNil(estimator.deliveredBps)
         XCTAssertEqual(estimator.estimateBps, 300_000)
     }
+
+    func testEstimateDecaysWhenFeedbackStops() throws {
+        var trace = CongestionTrace(link: SimulatedLink(capacityBps: 5_000_000), estimator: startingAt(1_000_000))
+        try trace.run(until: 2_000_000)
+        let estimator = trace.estimator
+        let steady = estimator.estimateBps
+        XCTAssertEqual(estimator.estimate(now: trace.now), steady, "feedback is flowing")
+        XCTAssertEqual(estimator.estimate(now: trace.now + 900_000), steady, "under the 1 s timeout")
+        XCTAssertEqual(Double(estimator.estimate(now: trace.now + 1_500_000)), Double(steady) * 0.8, accuracy: 1)
+        XCTAssertEqual(Double(estimator.estimate(now: trace.now + 2_500_000)), Double(steady) * 0.64, accuracy: 1)
+        XCTAssertEqual(estimator.estimate(now: trace.now + 60_000_000), estimator.config.minBps)
+    }
 }
