@@ -1,0 +1,66 @@
+/// Bit rate of one stream (e.g. one simulcast layer as received from the publisher) over a
+/// sliding window, in fixed buckets so memory and cost are constant per packet.
+///
+/// Window 1 s in 100 ms buckets by default: short enough to follow a publisher that drops a
+/// layer's rate under its own congestion within a second, long enough that a keyframe (a few
+/// packets' burst) does not double the figure; the layer selector's 1.3 × headroom absorbs
+/// the rest. Pure: `now` is passed in (monotonic µs).
+public struct BitrateMeter: Equatable, Sendable {
+    public let bucketLength: Int64
+    private var buckets: [Int]
+    /// Start time of `buckets[head]`, the newest bucket.
+    private var headStart: Int64?
+    private var head = 0
+    private var firstSample: Int64?
+
+    public init(window: Int64 = 1_000_000, buckets count: Int = 10) {
+        let count = max(count, 1)
+        bucketLength = max(window / Int64(count), 1)
+        buckets = Array(repeating: 0, count: count)
+    }
+
+    public var window: Int64 { bucketLength * Int64(buckets.count) }
+
+    /// Adds a packet of `bytes` seen at `now`. Packets older than the newest bucket are
+    /// counted in it (reordering by a few ms does not matter at this resolution).
+    public mutating func add(bytes: Int, now: Int64) {
+        advance(to: now)
+        buckets[head] += bytes
+        if firstSample == nil { firstSample = now }
+    }
+
+    /// Bits per second over the window ending at `now`; over the time since the first packet
+    /// while that is shorter than the window (at least one bucket). 0 when nothing was seen
+    /// in the window.
+    public func bitrate(now: Int64) -> UInt64 {
+        guard let headStart, let firstSample else { return 0 }
+        let age = max((now - headStart) / bucketLength, 0)  // buckets elapsed since head
+        guard age < Int64(buckets.count) else { return 0 }
+        let bytes = total(skipping: Int(age))
+        let span = min(window, max(now - firstSample, bucketLength))
+        return UInt64(Double(bytes * 8) * 1_000_000 / Double(span))
+    }
+
+    /// Sum of buckets still inside the window when `skipped` newer empty buckets have passed.
+    private func total(skipping skipped: Int) -> Int {
+        var sum = 0
+        for offset in 0..<(buckets.count - skipped) {
+            sum += buckets[(head - offset + buckets.count) % buckets.count]
+        }
+        return sum
+    }
+
+    private mutating func advance(to now: Int64) {
+        guard let start = headStart else {
+            headStart = now - ((now % bucketLength) + bucketLength) % bucketLength
+            return
+        }
+        guard now >= start + bucketLength else { return }
+        let steps = (now - start) / bucketLength
+        for _ in 0..<min(steps, Int64(buckets.count)) {
+            head = (head + 1) % buckets.count
+            buckets[head] = 0
+        }
+        headStart = start + steps * bucketLength
+    }
+}

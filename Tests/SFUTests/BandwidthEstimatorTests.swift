@@ -1,0 +1,100 @@
+import RTP
+import XCTest
+@testable import SFU
+
+final class BandwidthEstimatorTests: XCTestCase {
+    private func kbps(_ values: [UInt64]) -> String { values.map { "\($0 / 1000)" }.joined(separator: " ") }
+
+    private func startingAt(_ bps: UInt64) -> BandwidthEstimator {
+        var config = BandwidthEstimator.Config()
+        config.initialBps = bps
+        return BandwidthEstimator(config: config)
+    }
+
+    /// A subscriber whose estimate was 1.5 Mbit/s hits a 300 kbit/s cap: within 5 s the
+    /// estimate is near 300k and stays there; the cap is lifted after 20 s and the estimate
+    /// grows again (no probing: 8 %/s multiplicative increase only).
+    func testCappedLinkConvergesAndRecoversWithoutProbing() throws {
+        var trace = CongestionTrace(link: SimulatedLink(capacityBps: 300_000), estimator: startingAt(1_500_000))
+        try trace.run(until: 20_000_000)
+        let capped = trace.samples(from: 5_000_000, to: 20_000_000)
+        trace.link.capacityBps = 2_500_000
+        try trace.run(until: 35_000_000)
+        let recovered = trace.samples(from: 34_000_000, to: 35_000_000)
+        print("no probing: first 5 s \(kbps(trace.samples(from: 0, to: 5_000_000).enumerated().filter { $0.offset % 5 == 0 }.map(\.element))); 5-20 s every 1 s: \(kbps(capped.enumerated().filter { $0.offset % 10 == 0 }.map(\.element))); 34-35 s: \(kbps(recovered))")
+        XCTAssertTrue(capped.allSatisfy { $0 >= 180_000 && $0 <= 400_000 }, "near 300k from 5 s on")
+        XCTAssertTrue(recovered.allSatisfy { $0 >= 700_000 }, "grows after the cap is lifted")
+    }
+
+    /// Same cap, then lifted, with a 10-packet probe at 2 × the estimate every 2 s
+    /// (libwebrtc's ALR probing shape): the estimate reaches 2 Mbit/s — enough for a
+    /// 1.5 Mbit/s layer with 30 % headroom — within 15 s of the cap being lifted.
+    func testProbingRecoversWithinFifteenSeconds() throws {
+        var trace = CongestionTrace(link: SimulatedLink(capacityBps: 300_000), estimator: startingAt(1_500_000))
+        trace.probeEvery = 2_000_000
+        try trace.run(until: 20_000_000)
+        let capped = trace.samples(from: 5_000_000, to: 20_000_000)
+        trace.link.capacityBps = 2_500_000
+        try trace.run(until: 35_000_000)
+        let after = trace.samples(from: 20_000_000, to: 35_000_000)
+        let reached = trace.samples.first { $0.time > 20_000_000 && $0.bps >= 1_950_000 }?.time
+        print("probing: capped 5-20 s every 1 s \(kbps(capped.enumerated().filter { $0.offset % 10 == 0 }.map(\.element))); after lifting every 1 s \(kbps(after.enumerated().filter { $0.offset % 10 == 0 }.map(\.element))); ≥1.95M at \(reached.map { Double($0 - 20_000_000) / 1e6 } ?? -1) s")
+        XCTAssertTrue(capped.allSatisfy { $0 >= 180_000 && $0 <= 420_000 }, "probes against the cap do not lift the estimate")
+        XCTAssertNotNil(reached)
+        XCTAssertLessThanOrEqual(reached ?? .max, 35_000_000)
+        XCTAssertNotNil(trace.estimator.lastProbeBps)
+    }
+
+    /// 5 % random loss without queueing: loss-based holds (2…10 %), the estimate does not
+    /// collapse.
+    func testRandomFivePercentLossDoesNotCollapse() throws {
+        var trace = CongestionTrace(link: SimulatedLink(capacityBps: 5_000_000, randomLoss: 0.05), estimator: startingAt(1_000_000))
+        try trace.run(until: 20_000_000)
+        let late = trace.samples(from: 10_000_000, to: 20_000_000)
+        print("5 % loss: \(kbps(late.enumerated().filter { $0.offset % 10 == 0 }.map(\.element))) kbit/s, loss ratio \(trace.estimator.lossRatio ?? -1)")
+        XCTAssertTrue(late.allSatisfy { $0 >= 800_000 }, "held within 20 % of the start")
+        XCTAssertEqual(trace.estimator.lossRatio ?? 0, 0.05, accuracy: 0.04)
+    }
+
+    /// 20 % random loss without queueing: × 0.9 per 1 s sample, below 600k from 1M within 10 s.
+    func testHeavyLossDecreases() throws {
+        var trace = CongestionTrace(link: SimulatedLink(capacityBps: 5_000_000, randomLoss: 0.2), estimator: startingAt(1_000_000))
+        try trace.run(until: 10_000_000)
+        XCTAssertLessThan(trace.estimator.estimateBps, 600_000)
+        XCTAssertGreaterThanOrEqual(trace.estimator.estimateBps, trace.estimator.config.minBps)
+    }
+
+    func testREMBCapsAndRRLossFallback() {
+        var estimator = BandwidthEstimator()
+        XCTAssertEqual(estimator.estimateBps, 300_000, "initial before any input")
+        estimator.remb(bitrate: 1_200_000, now: 0)
+        XCTAssertEqual(estimator.estimateBps, 1_200_000, "REMB alone (no transport-cc, no loss info)")
+        estimator.receiverReport(fractionLost: 64, now: 1_000_000)  // 25 %
+        XCTAssertEqual(estimator.estimateBps, 1_050_000, "× (1 − 0.25 / 2)")
+        estimator.receiverReport(fractionLost: 0, now: 2_000_000)
+        XCTAssertGreaterThan(estimator.estimateBps, 1_050_000, "low loss grows again")
+        XCTAssertLessThanOrEqual(estimator.estimateBps, 1_200_000, "never above REMB")
+        estimator.remb(bitrate: 200_000, now: 3_000_000)
+        XCTAssertEqual(estimator.estimateBps, 200_000)
+    }
+
+    func testFeedbackForUnknownOrOldPacketsIsIgnored() {
+        var estimator = BandwidthEstimator()
+        estimator.transportFeedback(TransportFeedback(baseSequenceNumber: 500, referenceTime: 1, feedbackPacketCount: 0, receiveDeltas: [1, 2, nil]), now: 0)
+        XCTAssertNil(estimator.lossRatio)
+        XCTAssertNil(estimator.deliveredBps)
+        XCTAssertEqual(estimator.estimateBps, 300_000)
+    }
+
+    func testEstimateDecaysWhenFeedbackStops() throws {
+        var trace = CongestionTrace(link: SimulatedLink(capacityBps: 5_000_000), estimator: startingAt(1_000_000))
+        try trace.run(until: 2_000_000)
+        let estimator = trace.estimator
+        let steady = estimator.estimateBps
+        XCTAssertEqual(estimator.estimate(now: trace.now), steady, "feedback is flowing")
+        XCTAssertEqual(estimator.estimate(now: trace.now + 900_000), steady, "under the 1 s timeout")
+        XCTAssertEqual(Double(estimator.estimate(now: trace.now + 1_500_000)), Double(steady) * 0.8, accuracy: 1)
+        XCTAssertEqual(Double(estimator.estimate(now: trace.now + 2_500_000)), Double(steady) * 0.64, accuracy: 1)
+        XCTAssertEqual(estimator.estimate(now: trace.now + 60_000_000), estimator.config.minBps)
+    }
+}

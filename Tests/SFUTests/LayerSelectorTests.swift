@@ -1,0 +1,174 @@
+import RTP
+import XCTest
+@testable import SFU
+
+final class LayerSelectorTests: XCTestCase {
+    /// Publisher's three simulcast layers (the issue's ≈150/500/1500 kbit/s) and the audio
+    /// reservation (one Opus stream with overhead).
+    let layers: [UInt64] = [150_000, 500_000, 1_500_000]
+    let audio: UInt64 = 40_000
+
+    /// Runs `selector` every 100 ms over `estimate(t)` from `start` to `end` (µs); returns
+    /// (time, target) at every change and the decisions asking for probes.
+    private func run(_ selector: inout LayerSelector, from start: Int64 = 0, to end: Int64, maxLayer: Int = 2,
+                     estimate: (Int64) -> UInt64) -> (changes: [(Int64, Int?)], probes: [Int64]) {
+        var changes: [(Int64, Int?)] = []
+        var probes: [Int64] = []
+        var now = start
+        while now <= end {
+            let decision = selector.update(estimateBps: estimate(now), audioBps: audio, layerBitrates: layers, maxLayer: maxLayer, now: now)
+            if decision.changed { changes.append((now, decision.target)) }
+            if decision.wantsProbe { probes.append(now) }
+            now += 100_000
+        }
+        return (changes, probes)
+    }
+
+    /// Estimate shaped like `BandwidthEstimatorTests`' capped run: 2.5 Mbit/s, cap at 5 s
+    /// (falls to ~270k within 1 s, then a 255–330k sawtooth), cap lifted at 20 s (doubles every
+    /// 1.5 s with probing, up to 2.5M).
+    private func cappedTrace(_ t: Int64) -> UInt64 {
+        switch t {
+        case ..<5_000_000: return 2_500_000
+        case ..<6_000_000: return UInt64(2_500_000 - Double(t - 5_000_000) / 1e6 * 2_230_000)
+        case ..<20_000_000: return 255_000 + UInt64((t / 100_000) % 20) * 3_750
+        default:
+            var value = 280_000.0
+            for _ in 0..<Int((t - 20_000_000) / 1_500_000) { value *= 2 }
+            return UInt64(min(value, 2_500_000))
+        }
+    }
+
+    func testCapGivesLowLayerWithinFiveSecondsAndHighWithinFifteenAfterLifting() {
+        var selector = LayerSelector()
+        let (changes, _) = run(&selector, to: 35_000_000, estimate: cappedTrace)
+        print("changes (s, layer): \(changes.map { "(\(Double($0.0) / 1e6), \($0.1.map(String.init) ?? "paused"))" }.joined(separator: " "))")
+        XCTAssertEqual(changes.first?.1, 2, "starts on the high layer")
+        let low = changes.first { $0.0 >= 5_000_000 && $0.1 == 0 }
+        XCTAssertNotNil(low)
+        XCTAssertLessThanOrEqual(low?.0 ?? .max, 10_000_000, "low layer within 5 s of the cap")
+        XCTAssertFalse(changes.contains { $0.1 == nil }, "270k still carries the 150k layer: never paused")
+        let high = changes.first { $0.0 >= 20_000_000 && $0.1 == 2 }
+        XCTAssertNotNil(high)
+        XCTAssertLessThanOrEqual(high?.0 ?? .max, 35_000_000, "high layer within 15 s of lifting")
+        XCTAssertEqual(selector.target, 2)
+    }
+
+    /// Link flapping every 3 s between 2.2 Mbit/s (high fits with headroom) and 1.3 Mbit/s
+    /// (high does not fit, mid does): at most one switch per 4 s cool-down.
+    func testFlappingLinkSwitchesAtMostOncePerCoolDown() {
+        var selector = LayerSelector()
+        let (changes, _) = run(&selector, to: 60_000_000) { t in (t / 3_000_000) % 2 == 0 ? 2_200_000 : 1_300_000 }
+        print("flapping changes (s, layer): \(changes.map { "(\(Double($0.0) / 1e6), \($0.1.map(String.init) ?? "-"))" }.joined(separator: " "))")
+        XCTAssertGreaterThan(changes.count, 2, "it does follow the link")
+        for (a, b) in zip(changes, changes.dropFirst()) {
+            XCTAssertGreaterThanOrEqual(b.0 - a.0, selector.config.coolDown, "switch at \(a.0) then \(b.0)")
+        }
+        XCTAssertFalse(changes.contains { $0.1 == nil })
+    }
+
+    func testPausesWhenLowestLayerDoesNotFitAndResumes() {
+        var selector = LayerSelector()
+        let (changes, _) = run(&selector, to: 20_000_000) { t in
+            switch t {
+            case ..<3_000_000: return 300_000      // low layer
+            case ..<10_000_000: return 150_000     // 110k after audio < 150k: pause
+            default: return 400_000                // resume
+            }
+        }
+        XCTAssertEqual(changes.first?.1, 0)
+        let pause = changes.first { $0.1 == nil }
+        XCTAssertNotNil(pause)
+        XCTAssertLessThanOrEqual(pause?.0 ?? .max, 3_500_000, "paused 500 ms after the drop, not held by the cool-down")
+        let resume = changes.first { $0.0 >= 10_000_000 && $0.1 == 0 }
+        XCTAssertNotNil(resume)
+        XCTAssertLessThanOrEqual(resume?.0 ?? .max, 12_000_000, "resumes after the 2 s hold")
+    }
+
+    func testShortDipDoesNotDowngrade() {
+        var selector = LayerSelector()
+        let (changes, _) = run(&selector, to: 10_000_000) { t in (5_000_000..<5_400_000).contains(t) ? 800_000 : 2_500_000 }
+        XCTAssertEqual(changes.map(\.1), [2], "a 400 ms dip is under the 500 ms downgrade hold")
+    }
+
+    func testMaxLayerAndInactiveLayersSwitchImmediately() {
+        var selector = LayerSelector()
+        XCTAssertEqual(selector.update(estimateBps: 3_000_000, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: 0).target, 2)
+        let capped = selector.update(estimateBps: 3_000_000, audioBps: audio, layerBitrates: layers, maxLayer: 1, now: 100_000)
+        XCTAssertEqual(capped.target, 1)
+        XCTAssertEqual(capped.reason, .maxLayer)
+        let gone = selector.update(estimateBps: 3_000_000, audioBps: audio, layerBitrates: [150_000, 0, 1_500_000], maxLayer: 1, now: 200_000)
+        XCTAssertEqual(gone.target, 0, "mid stopped arriving, in cool-down anyway")
+        XCTAssertEqual(gone.reason, .layerInactive)
+        let none = selector.update(estimateBps: 3_000_000, audioBps: audio, layerBitrates: [0, 0, 0], maxLayer: 2, now: 300_000)
+        XCTAssertNil(none.target)
+        XCTAssertEqual(none.reason, .layerInactive)
+    }
+
+    func testProbeRequestedBeforeUpgradeAndRateLimited() {
+        var selector = LayerSelector()
+        let (changes, probes) = run(&selector, to: 20_000_000) { _ in 300_000 }
+        XCTAssertEqual(changes.map(\.1), [0])
+        XCTAssertEqual(probes.count, 4, "after the 4 s cool-down, every 5 s: \(probes)")
+        XCTAssertEqual(probes.first, 4_000_000)
+        let decision = selector.update(estimateBps: 300_000, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: 25_000_000)
+        XCTAssertTrue(decision.wantsProbe)
+        XCTAssertEqual(decision.probeBps, UInt64(1.2 * 1.3 * 500_000) + audio, "aims above what the mid layer needs")
+        var capped = LayerSelector()
+        let (_, none) = run(&capped, to: 20_000_000, maxLayer: 0) { _ in 300_000 }
+        XCTAssertTrue(none.isEmpty, "no probe when already on the highest allowed layer")
+    }
+
+    /// End to end: estimator + selector + a sender that sends what the selector picks (plus
+    /// audio) and probes when asked, through a 300 kbit/s cap lifted after 20 s.
+    func testEndToEndWithEstimatorAndProbes() throws {
+        var config = BandwidthEstimator.Config()
+        config.initialBps = 2_000_000
+        var trace = CongestionTrace(link: SimulatedLink(capacityBps: 300_000), estimator: BandwidthEstimator(config: config))
+        var selector = LayerSelector()
+        var sendRate = Double(layers[2] + audio)
+        var changes: [(Int64, Int?)] = []
+        var now: Int64 = 0
+        while now < 35_000_000 {
+            now += 100_000
+            if now == 20_000_000 { trace.link.capacityBps = 2_500_000 }
+            let rate = sendRate
+            try trace.run(until: now, sendRate: { _ in rate })
+            let decision = selector.update(estimateBps: trace.estimator.estimateBps, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: now)
+            if decision.changed { changes.append((now, decision.target)) }
+            sendRate = Double((decision.target.map { layers[$0] } ?? 0) + audio)
+            if decision.wantsProbe, let probe = decision.probeBps { trace.probe(rateBps: probe) }
+        }
+        print("end to end changes (s, layer): \(changes.map { "(\(Double($0.0) / 1e6), \($0.1.map(String.init) ?? "paused"))" }.joined(separator: " "))")
+        let low = changes.first { $0.1 == 0 }
+        XCTAssertLessThanOrEqual(low?.0 ?? .max, 5_000_000, "low layer within 5 s of the cap")
+        let high = changes.first { $0.0 >= 20_000_000 && $0.1 == 2 }
+        XCTAssertLessThanOrEqual(high?.0 ?? .max, 35_000_000, "high layer within 15 s after lifting")
+        XCTAssertFalse(changes.contains { $0.1 == nil }, "never paused")
+    }
+}
+
+final class BitrateMeterTests: XCTestCase {
+    func testSteadyRateAndWindowExpiry() {
+        var meter = BitrateMeter()
+        XCTAssertEqual(meter.bitrate(now: 0), 0)
+        // 500 kbit/s: a 1250-byte packet every 20 ms.
+        for index in 0..<150 { meter.add(bytes: 1250, now: Int64(index) * 20_000) }
+        XCTAssertEqual(Double(meter.bitrate(now: 3_000_000)), 500_000, accuracy: 60_000)
+        XCTAssertEqual(meter.bitrate(now: 4_100_000), 0, "nothing in the last second")
+    }
+
+    func testFirstSecondUsesElapsedTime() {
+        var meter = BitrateMeter()
+        for index in 0..<10 { meter.add(bytes: 1250, now: 1_000_000 + Int64(index) * 20_000) }
+        XCTAssertEqual(Double(meter.bitrate(now: 1_200_000)), 500_000, accuracy: 100_000, "200 ms of a 500k stream is not 100k")
+    }
+
+    func testRateDropIsSeenWithinTheWindow() {
+        var meter = BitrateMeter()
+        var t: Int64 = 0
+        while t < 3_000_000 { meter.add(bytes: 1250, now: t); t += 10_000 }  // 1 Mbit/s
+        while t < 5_000_000 { meter.add(bytes: 1250, now: t); t += 40_000 }  // 250 kbit/s
+        XCTAssertEqual(Double(meter.bitrate(now: t)), 250_000, accuracy: 50_000)
+    }
+}
