@@ -113,6 +113,14 @@ extension Router {
         }
         if includeReports {
             for request in takeDueNACKs(now: now) { byParticipant[request.participant, default: []].append(request.packet) }
+            for state in participants.values where state.transportFeedback.isDue(now: now) {
+                // The media SSRC field is unused for transport-wide feedback; name one of the
+                // participant's streams so strict parsers see a known SSRC.
+                let mediaSSRC = state.published.values.lazy.flatMap { $0.streams }.compactMap { $0.ssrc }.first ?? 0
+                for packet in state.transportFeedback.rtcpPackets(now: now, senderSSRC: state.controlSSRC, mediaSSRC: mediaSSRC) {
+                    byParticipant[state.id, default: []].append(.transportFeedback(packet))
+                }
+            }
         }
         return byParticipant.keys.sorted().map { OutgoingRTCP(participant: $0, packets: byParticipant[$0] ?? []) }
     }

@@ -41,6 +41,12 @@ extension Router {
         }
         let track = route.track
         let stream = route.stream
+        // Transport-wide CC (draft-holmer §2): every packet of the transport counts, RTX
+        // included, so it is recorded before any unwrap.
+        let tccID = track.description.extensions.transportCC
+        if tccID != 0, let transportSequence = view.transportWideSequenceNumber(extensionID: tccID) {
+            participants[participant]?.transportFeedback.record(sequenceNumber: transportSequence, arrival: now)
+        }
         var repaired = false
         if route.isRTX {
             stream.rtxPackets += 1

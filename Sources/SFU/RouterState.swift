@@ -163,6 +163,9 @@ final class ParticipantState {
     var rtcpPackets: UInt64 = 0
     var malformedRTCP: UInt64 = 0
     var transportFeedbackPackets: UInt64 = 0
+    /// Transport-cc feedback about what this participant sends us (its publisher leg), so
+    /// its congestion controller can adapt (docs/rtcp.md).
+    var transportFeedback = TransportFeedbackGenerator()
     var unknownFeedbackSSRC: UInt64 = 0
     var goodbyes: UInt64 = 0
 
