@@ -32,6 +32,8 @@ public final class RoomClient {
     public private(set) var generation: Int64?
     /// Room events other than server offers, in arrival order (memberJoined/Left, ring states).
     public private(set) var events: [RoomMessages.Event] = []
+    /// The SDP of the last server offer answered (what the device receives now).
+    public private(set) var lastServerOffer: String?
 
     public init(signaling: SignalingClient, peer: SyntheticPeer, room: String) throws(RoomError) {
         do { try RoomMessages.validate(room: room) } catch { throw .peer(error) }
@@ -103,6 +105,7 @@ public final class RoomClient {
             switch try send(command, timeout: 10) {
             case .accepted, .answered, .duplicate:
                 self.generation = generation
+                lastServerOffer = sdp
                 answered += 1
             case .rejected(let code, _) where code == "invalidGeneration":
                 continue  // a newer offer is on its way; answer that one

@@ -257,9 +257,12 @@ public final class SyntheticPeer: @unchecked Sendable {
         }
     }
 
-    /// Stops media and timers and releases the agent. Idempotent.
-    public func close() {
+    /// Stops media and timers and releases the agent. Idempotent. `notifyRemote` false
+    /// vanishes like a crashed or unplugged device: no DTLS close_notify (RFC 5246 §7.2.1),
+    /// so the remote side only notices when ICE consent expires (RFC 7675 §5.1).
+    public func close(notifyRemote: Bool = true) {
         onLoop { [self] in
+            guard state != .closed else { return }
             sendTimer?.cancel()
             sendTimer = nil
             dtlsTimer?.cancel()
@@ -267,7 +270,7 @@ public final class SyntheticPeer: @unchecked Sendable {
             rtcpTimer?.cancel()
             rtcpTimer = nil
             sender = nil
-            if let dtls, dtls.state == .connected {
+            if notifyRemote, let dtls, dtls.state == .connected {
                 for output in dtls.close(now: EventLoop.monotonicMilliseconds()) { if case .send(let bytes) = output { send(bytes) } }
             }
             nice.close()

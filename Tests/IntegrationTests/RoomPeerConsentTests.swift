@@ -1,0 +1,41 @@
+import Foundation
+import Peer
+import XCTest
+
+/// A peer that vanishes (no room.leave, no DTLS close_notify, its WebSocket gone) is removed
+/// when its ICE consent expires (RFC 7675 §5.1; issue 3: "a peer that vanishes is cleaned
+/// up (consent timeout) and its subscribers see it leave").
+final class RoomPeerConsentTests: RoomPeerCase {
+    /// 3 s consent timeout instead of 30 s, so the test stays short; the WebSocket grace
+    /// (limits.idle_timeout) is 30 s, far longer, so consent expiry is what removes the peer.
+    static let settings = ["media.consent_timeout": "3s", "limits.idle_timeout": "30s"]
+
+    func testVanishedPeerIsRemovedWhenItsConsentExpires() throws {
+        let started = Date()
+        let server = try ServerProcess(settings: Self.settings)
+        let alice = try join(server, "alice", "laptop", frequency: 440, room: "r1")
+        let bob = try join(server, "bob", "phone", frequency: 660, room: "r1")
+        let carol = try join(server, "carol", "desk", frequency: 880, room: "r1")
+        try assertEveryoneHearsEveryone([alice, bob, carol])
+
+        // Carol's device dies: its agent stops answering and checking, its WebSocket closes.
+        carol.peer.close(notifyRemote: false)
+        carol.signaling.close()
+        let vanished = Date()
+        for member in [alice, bob] {
+            let reason = try awaitDeparture(of: carol.key, at: member, among: [alice, bob], timeout: 15)
+            XCTAssertEqual(reason, "consentExpired")
+        }
+        let cleanup = Date().timeIntervalSince(vanished)
+        // Consent is checked once a second: expiry lands between 3 and 4 s (+ the renegotiation).
+        print("vanished peer removed and renegotiated away after \(String(format: "%.1f", cleanup)) s")
+        XCTAssertGreaterThanOrEqual(cleanup, 2.5, "removed before its consent could expire")
+        XCTAssertTrue(server.logLines.contains { $0.contains("\"msg\":\"room left\"") && $0.contains("consentExpired") },
+                      "the server logs the removal with its reason")
+
+        // The two who stayed still hear each other.
+        XCTAssertGreaterThan(packetGrowth(alice, from: bob.key, over: 0.5), 10)
+        XCTAssertGreaterThan(packetGrowth(bob, from: alice.key, over: 0.5), 10)
+        print("consent test took \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+import Peer
+import XCTest
+
+/// Synthetic peers exchange Opus audio end to end through the server's SFU (issue 3,
+/// "Integration against the real server binary"): each decodes the others' tones with libopus
+/// and tells them apart by the msid stream id the server's offer announces.
+final class RoomPeerTests: RoomPeerCase {
+    func testTwoPeersDecodeEachOthersTone() throws {
+        let started = Date()
+        let server = try ServerProcess()
+        let alice = try join(server, "alice", "laptop", frequency: 440, room: "r1")
+        let bob = try join(server, "bob", "phone", frequency: 660, room: "r1")
+        XCTAssertEqual(bob.room.members, [alice.key], "the join result lists the member already there")
+        try assertEveryoneHearsEveryone([alice, bob])
+        for member in [alice, bob] {
+            XCTAssertNotNil(member.room.generation, "\(member.key) negotiated")
+        }
+        print("two-peer room test took \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
+    }
+
+    /// Two peers talk; a third joins mid-call (both get a server offer adding its track, it
+    /// gets one with both of theirs); everyone decodes the two others; then it leaves and the
+    /// two get room.memberLeft and a server offer without its track, and its audio stops.
+    func testThreePeersEachDecodeTheTwoOthersThenOneLeaves() throws {
+        let started = Date()
+        let server = try ServerProcess()
+        let alice = try join(server, "alice", "laptop", frequency: 440, room: "r1")
+        let bob = try join(server, "bob", "phone", frequency: 660, room: "r1")
+        try assertEveryoneHearsEveryone([alice, bob])
+
+        let carol = try join(server, "carol", "desk", frequency: 880, room: "r1")
+        XCTAssertEqual(Set(carol.room.members), [alice.key, bob.key])
+        let everyone = [alice, bob, carol]
+        try assertEveryoneHearsEveryone(everyone)
+        for member in [alice, bob] {
+            XCTAssertTrue(member.room.events.contains(.memberJoined(room: "r1", member: carol.key)), "\(member.key): \(member.room.events)")
+            XCTAssertTrue(Self.offer(member.room.lastServerOffer, sends: carol.key), "\(member.key)'s last offer sends carol's track")
+        }
+
+        try carol.room.leave()
+        for member in [alice, bob] {
+            let reason = try awaitDeparture(of: carol.key, at: member, among: [alice, bob], timeout: 10)
+            XCTAssertEqual(reason, "left")
+        }
+        // Carol's audio stops (her track is gone), the others' goes on.
+        for member in [alice, bob] {
+            XCTAssertEqual(packetGrowth(member, from: carol.key, over: 0.5), 0, "\(member.key) still receives carol")
+        }
+        XCTAssertGreaterThan(packetGrowth(alice, from: bob.key, over: 0.5), 10, "alice still receives bob")
+        XCTAssertGreaterThan(packetGrowth(bob, from: alice.key, over: 0.5), 10, "bob still receives alice")
+        print("three-peer room test took \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
+    }
+}
