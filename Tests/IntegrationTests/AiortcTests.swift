@@ -13,7 +13,7 @@ final class AiortcTests: RoomPeerCase {
     func testAiortcPeerAndSyntheticPeerHearEachOtherThroughTheSFU() throws {
         if let reason = AiortcPeerProcess.unavailableReason() { return XCTFail(reason) }
         let started = Date()
-        let server = try ServerProcess()
+        let server = try startServer()
         let aiortc = try AiortcPeerProcess(url: server.url, token: server.token("py", "aiortc"), room: "r2",
                                            frequency: Self.aiortcFrequency, expect: ["alice/laptop"], timeout: 45)
         defer { aiortc.stop() }
@@ -28,11 +28,9 @@ final class AiortcTests: RoomPeerCase {
         var summary: [String: Any]?
         let done = try pump([alice], timeout: 30) {
             if summary == nil { summary = aiortc.waitForEvent("summary", timeout: 0) }
-            guard let stream = alice.stream(from: Self.aiortcKey), stream.decodedSamplesPerChannel >= Self.decodedBeforeCheck,
-                  let tone = stream.tone, tone.matches(frequency: Self.aiortcFrequency) else { return false }
-            return summary != nil
+            return summary != nil && hears(alice, [(Self.aiortcKey, Self.aiortcFrequency)])
         }
-        let received = alice.stream(from: Self.aiortcKey)
+        let received = alice.stream(from: Self.aiortcKey, analyzingTone: true)
         XCTAssertTrue(done, "alice ← aiortc: \(String(describing: received)); aiortc summary: \(String(describing: summary)); aiortc stderr:\n\(aiortc.stderr)")
         if let received, let tone = received.tone {
             XCTAssertTrue(tone.matches(frequency: Self.aiortcFrequency), "alice ← aiortc: dominant \(tone.dominantFrequency) Hz, rms \(tone.rms)")

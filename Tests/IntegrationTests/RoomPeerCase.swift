@@ -25,8 +25,8 @@ final class RoomPeerMember {
     }
 
     /// The stream received from `publisher` (msid stream id = account/device, protocol §9).
-    func stream(from publisher: String) -> ReceivedStreamReport? {
-        peer.report().streams.first { $0.streamID == publisher }
+    func stream(from publisher: String, analyzingTone: Bool = false) -> ReceivedStreamReport? {
+        peer.report(analyzingTones: analyzingTone).streams.first { $0.streamID == publisher }
     }
 }
 
@@ -49,8 +49,24 @@ class RoomPeerCase: IntegrationCase {
     static let maximumLossRatio = 0.02
 
     private var members: [RoomPeerMember] = []
+    private var servers: [ServerProcess] = []
+
+    /// The real server binary (see `ServerProcess`); its log is printed when the test fails.
+    func startServer(settings: [String: String] = [:]) throws -> ServerProcess {
+        let server = try ServerProcess(settings: settings)
+        servers.append(server)
+        return server
+    }
 
     override func tearDown() {
+        if let run = testRun, run.failureCount + run.unexpectedExceptionCount > 0 {
+            for server in servers {
+                // The server's own account of the test (info and above: rooms, media sessions, removals).
+                let lines = server.logLines.filter { !$0.contains("\"level\":\"debug\"") }
+                print("server log (\(lines.count) lines, last 80):\n" + lines.suffix(80).joined(separator: "\n"))
+            }
+        }
+        servers.removeAll()
         // Peers hold a libnice agent on the shared loop: release them even when a test failed.
         for member in members {
             member.peer.close()
@@ -78,7 +94,7 @@ class RoomPeerCase: IntegrationCase {
     }
 
     /// Answers server offers of every member and collects room events until `done` holds
-    /// (checked every 50 ms) or `timeout` passes; false on timeout.
+    /// (checked every 100 ms) or `timeout` passes; false on timeout.
     @discardableResult
     func pump(_ members: [RoomPeerMember], timeout: TimeInterval, until done: () -> Bool) throws -> Bool {
         let deadline = Date(timeIntervalSinceNow: timeout)
@@ -86,16 +102,26 @@ class RoomPeerCase: IntegrationCase {
             for member in members { try member.room.answerServerOffers(timeout: 0) }
             if done() { return true }
             if Date() > deadline { return false }
-            Thread.sleep(forTimeInterval: 0.05)
+            // 100 ms: a server offer waits at most this long for its answer; polling faster
+            // only takes CPU from the peers and the server on a 2-core machine.
+            Thread.sleep(forTimeInterval: 0.1)
         }
     }
 
-    /// True when `member` has decoded at least `decodedBeforeCheck` samples of `publisher`'s
-    /// stream and its tone is `publisher`'s frequency.
-    func hears(_ member: RoomPeerMember, _ publisher: RoomPeerMember) -> Bool {
-        guard let stream = member.stream(from: publisher.key), stream.decodedSamplesPerChannel >= Self.decodedBeforeCheck,
-              let tone = stream.tone else { return false }
-        return tone.matches(frequency: publisher.frequency)
+    /// True when `member` has decoded at least `decodedBeforeCheck` samples of the stream of
+    /// each of `publishers` and its tone is that publisher's frequency. Tones are analysed
+    /// only once every count is there (the analysis is the costly part of a report).
+    func hears(_ member: RoomPeerMember, _ publishers: [(key: String, frequency: Double)]) -> Bool {
+        func enough(_ report: PeerReport) -> Bool {
+            publishers.allSatisfy { publisher in
+                report.streams.contains { $0.streamID == publisher.key && $0.decodedSamplesPerChannel >= Self.decodedBeforeCheck }
+            }
+        }
+        guard enough(member.peer.report(analyzingTones: false)) else { return false }
+        let report = member.peer.report()
+        return publishers.allSatisfy { publisher in
+            report.streams.first { $0.streamID == publisher.key }?.tone?.matches(frequency: publisher.frequency) == true
+        }
     }
 
     /// Pumps until every member hears every other one, then asserts it stream by stream
@@ -104,12 +130,15 @@ class RoomPeerCase: IntegrationCase {
                                      file: StaticString = #filePath, line: UInt = #line) throws {
         let started = Date()
         let heard = try pump(members, timeout: timeout) {
-            members.allSatisfy { member in members.allSatisfy { $0 === member || hears(member, $0) } }
+            members.allSatisfy { member in
+                hears(member, members.filter { $0 !== member }.map { ($0.key, $0.frequency) })
+            }
         }
         let elapsed = Date().timeIntervalSince(started)
         for member in members {
             let report = member.peer.report()
             XCTAssertEqual(report.state, .connected, "\(member.key): \(report.failure ?? "-")", file: file, line: line)
+            print("\(member.key) sent \(report.sentAudioPackets) audio packets, skipped \(report.skippedFrames) ticks, send failures \(report.sendFailures), srtp failures \(report.srtpUnprotectFailures)")
             for publisher in members where publisher !== member {
                 guard let stream = report.streams.first(where: { $0.streamID == publisher.key }) else {
                     XCTFail("\(member.key) received no stream labelled \(publisher.key); streams: \(report.streams.map { "\($0.ssrc) \($0.streamID ?? "?") \($0.packets)" })",
@@ -125,7 +154,7 @@ class RoomPeerCase: IntegrationCase {
                 let loss = stream.expectedPackets > 0 ? Double(max(0, stream.lost)) / Double(stream.expectedPackets) : 1
                 XCTAssertLessThanOrEqual(loss, Self.maximumLossRatio, "\(member.key) ← \(publisher.key): lost \(stream.lost) of \(stream.expectedPackets)",
                                          file: file, line: line)
-                print("\(member.key) ← \(publisher.key): \(stream.packets) packets, lost \(stream.lost)/\(stream.expectedPackets), jitter \(stream.jitter), dominant \(tone.dominantFrequency) Hz (sent \(publisher.frequency)), purity \(String(format: "%.2f", tone.purity)), rms \(Int(tone.rms)), srtp \(report.srtpProfile.map { "\($0)" } ?? "-")")
+                print("\(member.key) ← \(publisher.key): \(stream.packets) packets, lost \(stream.lost)/\(stream.expectedPackets), out of order \(stream.outOfOrder), max gap \(stream.maxArrivalGapMicroseconds / 1000) ms, jitter \(stream.jitter), dominant \(tone.dominantFrequency) Hz (sent \(publisher.frequency)), purity \(String(format: "%.2f", tone.purity)), rms \(Int(tone.rms)), srtp \(report.srtpProfile.map { "\($0)" } ?? "-")")
             }
         }
         XCTAssertTrue(heard, "not every member heard every other within \(timeout) s", file: file, line: line)

@@ -8,7 +8,7 @@ import XCTest
 final class RoomPeerTests: RoomPeerCase {
     func testTwoPeersDecodeEachOthersTone() throws {
         let started = Date()
-        let server = try ServerProcess()
+        let server = try startServer()
         let alice = try join(server, "alice", "laptop", frequency: 440, room: "r1")
         let bob = try join(server, "bob", "phone", frequency: 660, room: "r1")
         XCTAssertEqual(bob.room.members, [alice.key], "the join result lists the member already there")
@@ -24,7 +24,7 @@ final class RoomPeerTests: RoomPeerCase {
     /// two get room.memberLeft and a server offer without its track, and its audio stops.
     func testThreePeersEachDecodeTheTwoOthersThenOneLeaves() throws {
         let started = Date()
-        let server = try ServerProcess()
+        let server = try startServer()
         let alice = try join(server, "alice", "laptop", frequency: 440, room: "r1")
         let bob = try join(server, "bob", "phone", frequency: 660, room: "r1")
         try assertEveryoneHearsEveryone([alice, bob])
