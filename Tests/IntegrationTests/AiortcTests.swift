@@ -20,6 +20,14 @@ final class AiortcTests: RoomPeerCase {
         guard let negotiated = aiortc.waitForEvent("negotiated", timeout: 25) else {
             return XCTFail("aiortc did not negotiate with the SFU; stderr:\n\(aiortc.stderr)")
         }
+        // Loopback only: every candidate aiortc offered is a 127.0.0.1 host candidate (no
+        // STUN server, no other interface).
+        let candidates = aiortc.waitForEvent("offer", timeout: 0)?["candidates"] as? [String] ?? []
+        XCTAssertFalse(candidates.isEmpty, "aiortc offered no candidate")
+        for candidate in candidates {
+            let fields = candidate.split(separator: " ")
+            XCTAssertTrue(fields.count >= 8 && fields[4] == "127.0.0.1" && fields[7] == "host", "aiortc candidate \(candidate)")
+        }
         print("aiortc negotiated after \(String(format: "%.1f", Date().timeIntervalSince(started))) s: \(negotiated)")
 
         let alice = try join(server, "alice", "laptop", frequency: 440, room: "r2")

@@ -8,6 +8,7 @@ track. Driven by Tests/IntegrationTests/AiortcTests.swift.
 
 stdout carries one JSON object per line:
   {"event": "joined", "members": [...]}
+  {"event": "offer", "candidates": [...]}             its ICE candidates (loopback only)
   {"event": "negotiated", "generation": N}            after each applied answer / sent answer
   {"event": "summary", "final": bool, "tracks": {...}} when every expected stream has delivered
                                                       --min-seconds of audio, and on exit
@@ -272,6 +273,9 @@ class RoomPeer:
             emit({"event": "joined", "members": joined.get("members")})
             # Our offer (aiortc gathers in setLocalDescription; the SDP has every candidate).
             await self.pc.setLocalDescription(await self.pc.createOffer())
+            candidates = [line[len("a=candidate:"):] for line in self.pc.localDescription.sdp.splitlines()
+                          if line.startswith("a=candidate:")]
+            emit({"event": "offer", "candidates": candidates})
             result = await self.command("sfu.offer", room=self.args.room, sdp=self.pc.localDescription.sdp)
             await self.pc.setRemoteDescription(RTCSessionDescription(sdp=result["sdp"], type="answer"))
             emit({"event": "negotiated", "generation": result.get("generation")})
