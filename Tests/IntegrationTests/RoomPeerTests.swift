@@ -51,4 +51,31 @@ final class RoomPeerTests: RoomPeerCase {
         XCTAssertGreaterThan(packetGrowth(bob, from: alice.key, over: 0.5), 10, "bob still receives alice")
         print("three-peer room test took \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
     }
+
+    /// After a member leaves, the next one to join takes its freed m-line in the others'
+    /// sessions (RFC 8829 §5.2.2: m-lines are recycled, never removed) and is heard on it.
+    func testPeerJoiningAfterALeaveTakesTheFreedSectionAndIsHeard() throws {
+        let started = Date()
+        let server = try startServer()
+        let alice = try join(server, "alice", "laptop", frequency: 440, room: "r1")
+        let bob = try join(server, "bob", "phone", frequency: 660, room: "r1")
+        let carol = try join(server, "carol", "desk", frequency: 880, room: "r1")
+        try assertEveryoneHearsEveryone([alice, bob, carol])
+        let sectionsBefore = try sectionCount(alice.room.lastServerOffer)
+
+        try carol.room.leave()
+        _ = try awaitDeparture(of: carol.key, at: alice, among: [alice, bob], timeout: 10)
+        carol.peer.close()
+
+        let dave = try join(server, "dave", "tablet", frequency: 1100, room: "r1")
+        try assertEveryoneHearsEveryone([alice, bob, dave])
+        XCTAssertTrue(Self.offer(alice.room.lastServerOffer, sends: dave.key))
+        XCTAssertEqual(try sectionCount(alice.room.lastServerOffer), sectionsBefore,
+                       "dave's track reuses carol's freed section:\n\(alice.room.lastServerOffer ?? "")")
+        print("join-after-leave test took \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
+    }
+
+    private func sectionCount(_ sdp: String?) throws -> Int {
+        try RemoteDescription(parsing: XCTUnwrap(sdp, "no server offer answered")).sections.count
+    }
 }
