@@ -34,6 +34,8 @@ public final class RoomClient {
     public private(set) var events: [RoomMessages.Event] = []
     /// The SDP of the last server offer answered (what the device receives now).
     public private(set) var lastServerOffer: String?
+    /// How many of our offers the server refused with `glare` (each answered, then retried).
+    public private(set) var glareRefusals = 0
 
     public init(signaling: SignalingClient, peer: SyntheticPeer, room: String) throws(RoomError) {
         do { try RoomMessages.validate(room: room) } catch { throw .peer(error) }
@@ -73,6 +75,7 @@ public final class RoomClient {
                 return
             case .rejected(let code, _) where code == "glare":
                 // Polite: our offer is dropped (nothing was applied locally); answer theirs.
+                glareRefusals += 1
                 _ = try answerServerOffers(timeout: timeout)
             case .rejected(let code, _):
                 throw .rejected(command: command.type, code: code)

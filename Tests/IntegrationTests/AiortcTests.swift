@@ -17,7 +17,7 @@ final class AiortcTests: RoomPeerCase {
         let aiortc = try AiortcPeerProcess(url: server.url, token: server.token("py", "aiortc"), room: "r2",
                                            frequency: Self.aiortcFrequency, expect: ["alice/laptop"], timeout: 45)
         defer { aiortc.stop() }
-        guard let negotiated = aiortc.waitForEvent("negotiated", timeout: 25) else {
+        guard let negotiated = aiortc.waitForEvent("negotiated", timeout: 15) else {
             return XCTFail("aiortc did not negotiate with the SFU; stderr:\n\(aiortc.stderr)")
         }
         // Loopback only: every candidate aiortc offered is a 127.0.0.1 host candidate (no
@@ -34,7 +34,7 @@ final class AiortcTests: RoomPeerCase {
         XCTAssertEqual(alice.room.members, [Self.aiortcKey])
         // The Swift peer decodes aiortc's tone; aiortc reports it decoded the Swift peer's.
         var summary: [String: Any]?
-        let done = try pump([alice], timeout: 30) {
+        let done = try pump([alice], timeout: 20) {
             if summary == nil { summary = aiortc.waitForEvent("summary", timeout: 0) }
             return summary != nil && hears(alice, [(Self.aiortcKey, Self.aiortcFrequency)])
         }

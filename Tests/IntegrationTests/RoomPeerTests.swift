@@ -75,6 +75,27 @@ final class RoomPeerTests: RoomPeerCase {
         print("join-after-leave test took \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
     }
 
+    /// Glare (protocol §9, W3C perfect negotiation): a device re-offers while the server's
+    /// offer to it is outstanding; the server refuses with `glare`, the device (polite)
+    /// answers the server's offer and its retried offer is accepted; media keeps flowing.
+    func testDeviceOfferDuringAnOutstandingServerOfferResolvesGlarePolitely() throws {
+        let server = try startServer()
+        let alice = try join(server, "alice", "laptop", frequency: 440, room: "r1")
+        let bob = try join(server, "bob", "phone", frequency: 660, room: "r1")
+        try assertEveryoneHearsEveryone([alice, bob])
+        let before = try XCTUnwrap(alice.room.generation)
+
+        // Carol joins: the server offers alice a section for carol's track; alice does not
+        // answer it yet, and offers again instead (as a device adding a track would).
+        let carol = try join(server, "carol", "desk", frequency: 880, room: "r1")
+        try alice.signaling.waitFor(timeout: 10, remove: false) { $0.type == "sfu.offer" && $0.eventID == nil }
+        try alice.room.publish()
+        XCTAssertGreaterThan(try XCTUnwrap(alice.room.generation), before, "alice answered the server's offer before her retry")
+        XCTAssertTrue(Self.offer(alice.room.lastServerOffer, sends: carol.key))
+        XCTAssertEqual(alice.room.glareRefusals, 1, "the server refused the first try with glare")
+        try assertEveryoneHearsEveryone([alice, bob, carol])
+    }
+
     private func sectionCount(_ sdp: String?) throws -> Int {
         try RemoteDescription(parsing: XCTUnwrap(sdp, "no server offer answered")).sections.count
     }
