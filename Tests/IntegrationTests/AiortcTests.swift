@@ -55,6 +55,10 @@ final class AiortcTests: RoomPeerCase {
             let frames = (fromAlice["frames"] as? NSNumber)?.intValue ?? 0
             XCTAssertEqual(frequency, 440, accuracy: 440 * 0.03, "aiortc ← alice: \(fromAlice)")
             XCTAssertGreaterThan(frames, 50, "aiortc decoded at least a second of frames: \(fromAlice)")
+            let packets = (fromAlice["packets"] as? NSNumber)?.intValue ?? 0
+            let lost = (fromAlice["lost"] as? NSNumber)?.intValue ?? -1
+            XCTAssertGreaterThanOrEqual(packets, frames, "aiortc counted the RTP packets behind its frames: \(fromAlice)")
+            XCTAssertTrue((0...max(1, packets / 50)).contains(lost), "aiortc ← alice: lost \(lost) of \(packets) (at most 2 %)")
             XCTAssertGreaterThan((fromAlice["rms"] as? NSNumber)?.doubleValue ?? 0, 500, "aiortc ← alice is not silence: \(fromAlice)")
             print("aiortc ← alice: \(fromAlice)")
         } else {

@@ -115,9 +115,10 @@ def dominant_frequency(samples, rate):
 class Received:
     """What one remote track delivered."""
 
-    def __init__(self, mid, stream_id):
+    def __init__(self, mid, stream_id, receiver):
         self.mid = mid
         self.stream_id = stream_id
+        self.receiver = receiver
         self.frames = 0
         self.samples = 0
         self.rate = SAMPLE_RATE
@@ -136,11 +137,19 @@ class Received:
         self.rate = frame.sample_rate
         self.recent = numpy.concatenate([self.recent, mono.astype(numpy.int16)])[-ANALYSIS_SAMPLES:]
 
-    def summary(self):
+    async def summary(self):
         rms = float(numpy.sqrt(numpy.mean(self.recent.astype(numpy.float64) ** 2))) if len(self.recent) else 0.0
+        packets, lost = 0, 0
+        if self.receiver is not None:
+            for stats in (await self.receiver.getStats()).values():
+                if stats.type == "inbound-rtp":
+                    packets += stats.packetsReceived
+                    lost += stats.packetsLost
         return {
             "mid": self.mid,
             "streamID": self.stream_id,
+            "packets": packets,
+            "lost": lost,
             "frames": self.frames,
             "seconds": self.samples / float(self.rate),
             "rms": rms,
@@ -222,11 +231,11 @@ class RoomPeer:
     def on_track(self, track):
         if track.kind != "audio":
             return
-        mid = None
+        mid, receiver = None, None
         for transceiver in self.pc.getTransceivers():
             if transceiver.receiver.track is track:
-                mid = transceiver.mid
-        entry = Received(mid, self.stream_ids().get(mid))
+                mid, receiver = transceiver.mid, transceiver.receiver
+        entry = Received(mid, self.stream_ids().get(mid), receiver)
         self.received[track.id] = entry
         emit({"event": "track", "mid": mid, "streamID": entry.stream_id})
 
@@ -240,9 +249,11 @@ class RoomPeer:
 
         self.tasks.append(asyncio.ensure_future(consume()))
 
-    def summary(self, final):
-        return {"event": "summary", "final": final,
-                "tracks": {t: r.summary() for t, r in self.received.items()}}
+    async def emit_summary(self, final):
+        tracks = {}
+        for key, entry in list(self.received.items()):
+            tracks[key] = await entry.summary()
+        emit({"event": "summary", "final": final, "tracks": tracks})
 
     def check_done(self):
         if self.summary_sent:
@@ -257,7 +268,7 @@ class RoomPeer:
         expected = set(self.args.expect)
         if expected <= {r.stream_id for r in done}:
             self.summary_sent = True
-            emit(self.summary(final=False))
+            self.tasks.append(asyncio.ensure_future(self.emit_summary(final=False)))
 
     async def run(self):
         self.pc.on("track", self.on_track)
@@ -285,7 +296,7 @@ class RoomPeer:
                 await self.command("room.leave", room=self.args.room)
             except Exception as error:  # leaving is best effort on the way out
                 log("room.leave:", error)
-        emit(self.summary(final=True))
+        await self.emit_summary(final=True)
 
     async def close(self):
         for task in self.tasks:
