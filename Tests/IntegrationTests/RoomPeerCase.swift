@@ -24,9 +24,14 @@ final class RoomPeerMember {
         self.room = room
     }
 
-    /// The stream received from `publisher` (msid stream id = account/device, protocol §9).
+    /// The audio stream received from `publisher` (msid stream id = account/device, protocol §9).
     func stream(from publisher: String, analyzingTone: Bool = false) -> ReceivedStreamReport? {
-        peer.report(analyzingTones: analyzingTone).streams.first { $0.streamID == publisher }
+        peer.report(analyzingTones: analyzingTone).streams.first { $0.streamID == publisher && $0.codec == .opus }
+    }
+
+    /// The video stream received from `publisher`.
+    func videoStream(from publisher: String) -> ReceivedStreamReport? {
+        peer.report(analyzingTones: false).streams.first { $0.streamID == publisher && $0.codec == .vp8 }
     }
 }
 
@@ -79,9 +84,9 @@ class RoomPeerCase: IntegrationCase {
     /// Connects `account/device`, joins `room`, publishes its tone (sfu.offer → answer) and
     /// starts sending. Server offers are answered by `pump`.
     func join(_ server: ServerProcess, _ account: String, _ device: String, frequency: Double, room: String,
-              file: StaticString = #filePath, line: UInt = #line) throws -> RoomPeerMember {
+              video: Bool = false) throws -> RoomPeerMember {
         let signaling = try self.device(server, account, device)
-        let peer = try SyntheticPeer(configuration: .init(name: "\(account)/\(device)", audioFrequency: frequency),
+        let peer = try SyntheticPeer(configuration: .init(name: "\(account)/\(device)", audioFrequency: frequency, sendVideo: video),
                                      loop: Self.peerLoop)
         let client = try RoomClient(signaling: signaling, peer: peer, room: room)
         let member = RoomPeerMember(account: account, device: device, frequency: frequency, signaling: signaling,
@@ -114,13 +119,13 @@ class RoomPeerCase: IntegrationCase {
     func hears(_ member: RoomPeerMember, _ publishers: [(key: String, frequency: Double)]) -> Bool {
         func enough(_ report: PeerReport) -> Bool {
             publishers.allSatisfy { publisher in
-                report.streams.contains { $0.streamID == publisher.key && $0.decodedSamplesPerChannel >= Self.decodedBeforeCheck }
+                report.streams.contains { $0.streamID == publisher.key && $0.codec == .opus && $0.decodedSamplesPerChannel >= Self.decodedBeforeCheck }
             }
         }
         guard enough(member.peer.report(analyzingTones: false)) else { return false }
         let report = member.peer.report()
         return publishers.allSatisfy { publisher in
-            report.streams.first { $0.streamID == publisher.key }?.tone?.matches(frequency: publisher.frequency) == true
+            report.streams.first { $0.streamID == publisher.key && $0.codec == .opus }?.tone?.matches(frequency: publisher.frequency) == true
         }
     }
 
@@ -140,7 +145,7 @@ class RoomPeerCase: IntegrationCase {
             XCTAssertEqual(report.state, .connected, "\(member.key): \(report.failure ?? "-")", file: file, line: line)
             print("\(member.key) sent \(report.sentAudioPackets) audio packets, skipped \(report.skippedFrames) ticks, send failures \(report.sendFailures), srtp failures \(report.srtpUnprotectFailures)")
             for publisher in members where publisher !== member {
-                guard let stream = report.streams.first(where: { $0.streamID == publisher.key }) else {
+                guard let stream = report.streams.first(where: { $0.streamID == publisher.key && $0.codec == .opus }) else {
                     XCTFail("\(member.key) received no stream labelled \(publisher.key); streams: \(report.streams.map { "\($0.ssrc) \($0.streamID ?? "?") \($0.packets)" })",
                             file: file, line: line)
                     continue

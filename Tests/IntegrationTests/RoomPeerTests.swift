@@ -75,6 +75,32 @@ final class RoomPeerTests: RoomPeerCase {
         print("join-after-leave test took \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
     }
 
+    /// Audio and VP8-shaped video from both peers: each receives the other's video frames
+    /// (marker bit) including a keyframe, with well-formed payload descriptors.
+    func testAudioAndVideoFlowBetweenTwoPeers() throws {
+        let server = try startServer()
+        let alice = try join(server, "alice", "laptop", frequency: 440, room: "r1", video: true)
+        let bob = try join(server, "bob", "phone", frequency: 660, room: "r1", video: true)
+        try assertEveryoneHearsEveryone([alice, bob])
+        let pairs = [(alice, bob), (bob, alice)]
+        // 25 fps: a second of video is 25 frames. A keyframe arrives within it: the peer sends
+        // one every 2 s, and the SFU asks the publisher for one (PLI) when a subscriber joins.
+        try pump([alice, bob], timeout: 10) {
+            pairs.allSatisfy { ($0.0.videoStream(from: $0.1.key)?.frames ?? 0) >= 25 }
+        }
+        for (member, publisher) in pairs {
+            let video = try XCTUnwrap(member.videoStream(from: publisher.key), "\(member.key) got no video from \(publisher.key): \(member.peer.report().streams)")
+            XCTAssertGreaterThanOrEqual(video.frames, 25, "\(member.key) ← \(publisher.key) video")
+            XCTAssertGreaterThanOrEqual(video.keyframes, 1, "\(member.key) ← \(publisher.key) keyframes")
+            XCTAssertEqual(video.malformedDescriptors, 0)
+            let loss = video.expectedPackets > 0 ? Double(max(0, video.lost)) / Double(video.expectedPackets) : 1
+            XCTAssertLessThanOrEqual(loss, Self.maximumLossRatio, "\(member.key) ← \(publisher.key) video: lost \(video.lost) of \(video.expectedPackets)")
+            print("\(member.key) ← \(publisher.key) video: \(video.packets) packets, \(video.frames) frames, \(video.keyframes) keyframes, lost \(video.lost)/\(video.expectedPackets), out of order \(video.outOfOrder)")
+        }
+        let report = alice.peer.report(analyzingTones: false)
+        print("alice sent \(report.sentVideoFrames) video frames in \(report.sentVideoPackets) packets; RTCP received \(report.rtcpPackets), RTT \(report.roundTripMilliseconds.map { String(format: "%.2f ms", $0) } ?? "-")")
+    }
+
     /// Glare (protocol §9, W3C perfect negotiation): a device re-offers while the server's
     /// offer to it is outstanding; the server refuses with `glare`, the device (polite)
     /// answers the server's offer and its retried offer is accepted; media keeps flowing.
