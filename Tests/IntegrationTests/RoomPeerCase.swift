@@ -159,6 +159,10 @@ class RoomPeerCase: IntegrationCase {
                 let loss = stream.expectedPackets > 0 ? Double(max(0, stream.lost)) / Double(stream.expectedPackets) : 1
                 XCTAssertLessThanOrEqual(loss, Self.maximumLossRatio, "\(member.key) ← \(publisher.key): lost \(stream.lost) of \(stream.expectedPackets)",
                                          file: file, line: line)
+                // One publisher's packets go through one room worker and loopback UDP keeps
+                // order: reordering means the forwarding path shuffles them.
+                XCTAssertLessThanOrEqual(stream.outOfOrder, stream.packets / 100, "\(member.key) ← \(publisher.key): \(stream.outOfOrder) out of order",
+                                         file: file, line: line)
                 print("\(member.key) ← \(publisher.key): \(stream.packets) packets, lost \(stream.lost)/\(stream.expectedPackets), out of order \(stream.outOfOrder), max gap \(stream.maxArrivalGapMicroseconds / 1000) ms, jitter \(stream.jitter), dominant \(tone.dominantFrequency) Hz (sent \(publisher.frequency)), purity \(String(format: "%.2f", tone.purity)), rms \(Int(tone.rms)), srtp \(report.srtpProfile.map { "\($0)" } ?? "-")")
             }
         }
