@@ -100,11 +100,20 @@ class RoomPeerCase: IntegrationCase {
 
     /// Answers server offers of every member and collects room events until `done` holds
     /// (checked every 100 ms) or `timeout` passes; false on timeout.
+    /// Members also send a `ping` every second, so servers with a short idle timeout keep them.
     @discardableResult
     func pump(_ members: [RoomPeerMember], timeout: TimeInterval, until done: () -> Bool) throws -> Bool {
         let deadline = Date(timeIntervalSinceNow: timeout)
+        var nextPing = Date()
         while true {
             for member in members { try member.room.answerServerOffers(timeout: 0) }
+            if Date() >= nextPing {
+                for member in members where !member.signaling.isClosed {
+                    member.signaling.sendRaw("{\"v\":1,\"type\":\"ping\"}")
+                    while (try? member.signaling.waitFor(timeout: 0, { $0.type == "pong" })) != nil {}
+                }
+                nextPing = Date(timeIntervalSinceNow: 1)
+            }
             if done() { return true }
             if Date() > deadline { return false }
             // 100 ms: a server offer waits at most this long for its answer; polling faster

@@ -41,4 +41,29 @@ final class RoomPeerConsentTests: RoomPeerCase {
         XCTAssertGreaterThan(packetGrowth(bob, from: alice.key, over: 0.5), 10)
         print("consent test took \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
     }
+
+    /// The other way round: a device whose WebSocket drops while its media is fine leaves
+    /// when the disconnect grace (limits.idle_timeout) ends, reason `disconnected`, and the
+    /// server ends its media session too (DTLS close_notify to it, its track renegotiated
+    /// away, its audio no longer forwarded).
+    func testPeerWhoseWebSocketDropsLeavesAfterTheGraceWithItsMedia() throws {
+        // 5 s grace (`pump` pings every second; 5 s leaves room for a slow join on a loaded
+        // machine, when nobody pings); consent stays 30 s.
+        let server = try startServer(settings: ["limits.heartbeat_interval": "2s", "limits.idle_timeout": "5s"])
+        let alice = try join(server, "alice", "laptop", frequency: 440, room: "r1")
+        let bob = try join(server, "bob", "phone", frequency: 660, room: "r1")
+        try assertEveryoneHearsEveryone([alice, bob])
+
+        bob.signaling.close()
+        let dropped = Date()
+        let reason = try awaitDeparture(of: bob.key, at: alice, among: [alice], timeout: 10)
+        XCTAssertEqual(reason, "disconnected")
+        let after = Date().timeIntervalSince(dropped)
+        print("dropped WebSocket: removed and renegotiated away after \(String(format: "%.1f", after)) s")
+        XCTAssertGreaterThanOrEqual(after, 4.5, "removed before the grace ended")
+        // The server ended bob's media session with a DTLS close_notify (RFC 5246 §7.2.1).
+        let bobReport = bob.peer.report(analyzingTones: false)
+        XCTAssertEqual(bobReport.failure, "DTLS closed by the remote side", "bob: \(bobReport.state)")
+        XCTAssertEqual(packetGrowth(alice, from: bob.key, over: 0.5), 0, "the server stopped forwarding bob's audio")
+    }
 }
