@@ -18,3 +18,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+# aiortc integration test (Tests/IntegrationTests/aiortc/): an independent WebRTC stack from
+# PyPI, a WebSocket client for the IM channel, and numpy (av needs it for AudioFrame ndarrays;
+# neither aiortc nor av depends on it). Pinned so the test talks to the same peer on every
+# machine; installed only when not importable at those versions.
+if ! python3 -c 'import aiortc, websockets, numpy; assert (aiortc.__version__, websockets.__version__) == ("1.16.0", "15.0.1")' 2>/dev/null; then
+  echo "installing: aiortc==1.16.0 websockets==15.0.1 numpy" >&2
+  python3 -m pip install --quiet aiortc==1.16.0 websockets==15.0.1 numpy==2.4.6
+fi

@@ -41,6 +41,11 @@ public struct ReceivedStreamReport: Sendable, Equatable {
     public var keyframes: UInt64
     /// VP8: packets whose payload descriptor did not parse.
     public var malformedDescriptors: UInt64
+    /// Packets older than the highest sequence number already received (reordered or
+    /// duplicated on the way; Opus decodes them out of order, which smears the tone).
+    public var outOfOrder: UInt64 = 0
+    /// The longest time between two packets of this stream, µs (a stall on the path).
+    public var maxArrivalGapMicroseconds: Int64 = 0
 }
 
 /// A snapshot of everything a synthetic peer did and received.

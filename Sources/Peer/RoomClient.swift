@@ -32,6 +32,10 @@ public final class RoomClient {
     public private(set) var generation: Int64?
     /// Room events other than server offers, in arrival order (memberJoined/Left, ring states).
     public private(set) var events: [RoomMessages.Event] = []
+    /// The SDP of the last server offer answered (what the device receives now).
+    public private(set) var lastServerOffer: String?
+    /// How many of our offers the server refused with `glare` (each answered, then retried).
+    public private(set) var glareRefusals = 0
 
     public init(signaling: SignalingClient, peer: SyntheticPeer, room: String) throws(RoomError) {
         do { try RoomMessages.validate(room: room) } catch { throw .peer(error) }
@@ -71,6 +75,7 @@ public final class RoomClient {
                 return
             case .rejected(let code, _) where code == "glare":
                 // Polite: our offer is dropped (nothing was applied locally); answer theirs.
+                glareRefusals += 1
                 _ = try answerServerOffers(timeout: timeout)
             case .rejected(let code, _):
                 throw .rejected(command: command.type, code: code)
@@ -103,6 +108,7 @@ public final class RoomClient {
             switch try send(command, timeout: 10) {
             case .accepted, .answered, .duplicate:
                 self.generation = generation
+                lastServerOffer = sdp
                 answered += 1
             case .rejected(let code, _) where code == "invalidGeneration":
                 continue  // a newer offer is on its way; answer that one

@@ -21,6 +21,10 @@ final class StreamReceiver {
     private var frames: UInt64 = 0
     private var keyframes: UInt64 = 0
     private var malformedDescriptors: UInt64 = 0
+    private var highestSequence: UInt16?
+    private var outOfOrder: UInt64 = 0
+    private var lastArrival: Int64?
+    private var maxArrivalGap: Int64 = 0
     private let channels = 2
     /// Middle 32 bits of the last SR's NTP time from this source and its arrival (µs), for LSR/DLSR.
     var lastSenderReport: (middle: UInt32, arrivalMicroseconds: Int64)?
@@ -36,6 +40,16 @@ final class StreamReceiver {
     func receive(_ packet: RTPPacketView, nowMicroseconds: Int64) {
         packets += 1
         payloadBytes += UInt64(packet.payload.count)
+        // Older than the highest sequence number seen (RFC 3550 §A.1 serial arithmetic):
+        // reordered on the way, or a duplicate.
+        if let highest = highestSequence {
+            let delta = packet.sequenceNumber &- highest
+            if delta == 0 || delta >= 0x8000 { outOfOrder += 1 } else { highestSequence = packet.sequenceNumber }
+        } else {
+            highestSequence = packet.sequenceNumber
+        }
+        if let last = lastArrival { maxArrivalGap = max(maxArrivalGap, nowMicroseconds - last) }
+        lastArrival = nowMicroseconds
         stats.record(seq: packet.sequenceNumber, rtpTimestamp: packet.timestamp, arrival: nowMicroseconds,
                      clockRate: Int(codec?.clockRate ?? 90_000))
         switch codec {
@@ -68,13 +82,20 @@ final class StreamReceiver {
         return stats.makeReportBlock(ssrc: ssrc, lastSenderReport: lsr, delaySinceLastSenderReport: dlsr)
     }
 
-    var report: ReceivedStreamReport {
-        let samples = recent.samples
-        return ReceivedStreamReport(
+    /// The report with `tone` left nil, and the recent samples to analyse: the caller runs
+    /// `ToneAnalysis` off the loop thread (it costs milliseconds per stream in a debug build,
+    /// which would stall the 20 ms send clock of the peer if done on the loop).
+    var reportWithoutTone: (report: ReceivedStreamReport, samples: [Int16]) {
+        (report(tone: nil), codec == .opus ? recent.samples : [])
+    }
+
+    private func report(tone: ToneAnalysis?) -> ReceivedStreamReport {
+        ReceivedStreamReport(
             ssrc: ssrc, codec: codec, payloadType: payloadType, mid: mid, streamID: streamID, packets: packets,
             payloadBytes: payloadBytes, expectedPackets: UInt64(stats.expected), lost: stats.cumulativeLost,
             jitter: stats.jitter, decodedSamplesPerChannel: decodedSamples, decodeErrors: decodeErrors,
-            tone: codec == .opus && !samples.isEmpty ? ToneAnalysis(samples: samples, sampleRate: 48_000) : nil,
-            frames: frames, keyframes: keyframes, malformedDescriptors: malformedDescriptors)
+            tone: tone,
+            frames: frames, keyframes: keyframes, malformedDescriptors: malformedDescriptors,
+            outOfOrder: outOfOrder, maxArrivalGapMicroseconds: maxArrivalGap)
     }
 }

@@ -245,21 +245,32 @@ public final class SyntheticPeer: @unchecked Sendable {
         }
     }
 
-    /// A snapshot of counters and per-SSRC reception.
-    public func report() -> PeerReport {
-        onLoop { [self] in
+    /// A snapshot of counters and per-SSRC reception. Counters and samples are copied on the
+    /// loop; the tone analysis runs on the calling thread, so frequent reports never stall the
+    /// send clock. `analyzingTones` false leaves every `tone` nil (cheap polling).
+    public func report(analyzingTones: Bool = true) -> PeerReport {
+        let (snapshot, samples): (PeerReport, [[Int16]]) = onLoop { [self] in
             var report = counters
             report.state = state
             report.failure = failure
             report.srtpProfile = srtpProfile
-            report.streams = receivers.values.map(\.report).sorted { $0.ssrc < $1.ssrc }
-            return report
+            let streams = receivers.values.sorted { $0.ssrc < $1.ssrc }.map(\.reportWithoutTone)
+            report.streams = streams.map(\.report)
+            return (report, streams.map(\.samples))
         }
+        var report = snapshot
+        for index in report.streams.indices where analyzingTones && !samples[index].isEmpty {
+            report.streams[index].tone = ToneAnalysis(samples: samples[index], sampleRate: 48_000)
+        }
+        return report
     }
 
-    /// Stops media and timers and releases the agent. Idempotent.
-    public func close() {
+    /// Stops media and timers and releases the agent. Idempotent. `notifyRemote` false
+    /// vanishes like a crashed or unplugged device: no DTLS close_notify (RFC 5246 §7.2.1),
+    /// so the remote side only notices when ICE consent expires (RFC 7675 §5.1).
+    public func close(notifyRemote: Bool = true) {
         onLoop { [self] in
+            guard state != .closed else { return }
             sendTimer?.cancel()
             sendTimer = nil
             dtlsTimer?.cancel()
@@ -267,7 +278,7 @@ public final class SyntheticPeer: @unchecked Sendable {
             rtcpTimer?.cancel()
             rtcpTimer = nil
             sender = nil
-            if let dtls, dtls.state == .connected {
+            if notifyRemote, let dtls, dtls.state == .connected {
                 for output in dtls.close(now: EventLoop.monotonicMilliseconds()) { if case .send(let bytes) = output { send(bytes) } }
             }
             nice.close()

@@ -135,6 +135,7 @@ public struct ConfigKey {
                   isSecret: false, apply: { (config: inout ServerConfig, text: String) throws(ConfigValueProblem) in
                       config.media.keyFile = text.isEmpty ? nil : text
                   }, render: { $0.media.keyFile ?? "" }),
+        duration("media.consent_timeout", \.media.consentTimeout, max: .seconds(3600), "A member whose ICE consent checks stop this long is removed from its room (reason consentExpired) and its media stops. 30s: RFC 7675 §5.1. Clients check every 5s ± 20%, so below ~10s live members expire too."),
         ConfigKey(name: "call.media_policy", summary: "Where 1:1 call media flows: client (the caller chooses with media=p2p|sfu, default p2p), p2p (always peer to peer / TURN), sfu (always through this server's SFU).",
                   isSecret: false, apply: { (config: inout ServerConfig, text: String) throws(ConfigValueProblem) in
                       guard let policy = ServerConfig.CallMediaPolicy(rawValue: text) else { throw ConfigValueProblem(reason: "expected client, p2p or sfu") }

@@ -89,6 +89,6 @@ extension ServerConfig.Media {
                                               pemKey: String(contentsOfFile: keyFile, encoding: .utf8))
         }
         return MediaConfiguration(host: host, port: port, announcedHost: announcedHost, announcedPort: announcedPort,
-                                  certificate: certificate)
+                                  certificate: certificate, consentTimeoutMilliseconds: consentTimeout.milliseconds)
     }
 }

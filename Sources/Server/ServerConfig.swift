@@ -113,6 +113,9 @@ public struct ServerConfig: Sendable, Equatable {
         /// PEM certificate and key for DTLS; unset = a fresh ECDSA P-256 certificate per start.
         public var certificateFile: String?
         public var keyFile: String?
+        /// A member whose ICE consent checks stop for this long is removed (RFC 7675 §5.1:
+        /// 30 s; browsers check every ~5 s, so six checks must be lost). Shorter only in tests.
+        public var consentTimeout: Duration = .seconds(30)
     }
 
     /// Where 1:1 calls' media flows: `client` (the caller picks with `media`, default p2p),
