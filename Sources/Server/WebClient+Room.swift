@@ -21,8 +21,20 @@ extension WebClient {
       sb.remoteStreams = [];
     }
 
+    // Every negotiation step (our offer, answering the server's) runs on one chain, like the
+    // W3C operations chain: interleaving createOffer with a server offer's
+    // setRemoteDescription leaves the connection in the wrong signaling state.
+    let negotiationChain = Promise.resolve();
+    function serialized(step) {
+      const run = negotiationChain.then(step, step);
+      negotiationChain = run.catch(() => {});
+      return run;
+    }
+
     /** Sends our offer; retried after a glare once the server's offer is answered. */
-    async function roomOffer() {
+    function roomOffer() { return serialized(roomOfferStep); }
+
+    async function roomOfferStep() {
       if (!roomPC || offering) { reofferWanted = true; return; }
       offering = true; reofferWanted = false; answeredDuringOffer = false;
       const pc = roomPC;
@@ -87,7 +99,9 @@ extension WebClient {
       try { await command("room.leave", { room }); } catch (err) { note(err.message); }
     };
 
-    handlers["sfu.offer"] = async (msg) => {
+    handlers["sfu.offer"] = (msg) => serialized(() => answerServerOffer(msg));
+
+    async function answerServerOffer(msg) {
       if (!roomPC || msg.room !== sb.room) return;
       const pc = roomPC;
       // Polite peer (W3C perfect negotiation): our pending offer yields to the server's.
@@ -105,7 +119,7 @@ extension WebClient {
       if (offering) answeredDuringOffer = true;
       renderMembers();
       if (reofferWanted && pc === roomPC) roomOffer();
-    };
+    }
     handlers["room.memberJoined"] = async (msg) => {
       if (msg.room !== sb.room) return;
       const k = memberKey(msg.member);
