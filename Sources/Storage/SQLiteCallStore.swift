@@ -28,7 +28,10 @@ public final class SQLiteCallStore: CallStore, @unchecked Sendable {
 
     /// Opens (creating the file and its parent directories if needed) and migrates.
     /// Throws `schemaTooNew` for a newer schema, `notADatabase` for a foreign file.
-    public init(path: String = SQLiteCallStore.defaultPath, synchronous: SynchronousMode = .normal) throws {
+    /// - Parameter backgroundCheckpoints: false leaves checkpoints to the caller (tests that
+    ///   drive a `WALCheckpointer` themselves and must not race the background one).
+    public init(path: String = SQLiteCallStore.defaultPath, synchronous: SynchronousMode = .normal,
+                backgroundCheckpoints: Bool = true) throws {
         self.path = path
         try Self.createParentDirectory(of: path)
         let connection = try SQLiteConnection(path: path)
@@ -55,7 +58,7 @@ public final class SQLiteCallStore: CallStore, @unchecked Sendable {
         try connection.execute("PRAGMA journal_size_limit = \(Self.journalSizeLimitBytes)")
         try SQLiteMigrations.migrate(connection)
         self.connection = connection
-        if path != ":memory:" && !path.hasPrefix("file:") {
+        if backgroundCheckpoints, path != ":memory:", !path.hasPrefix("file:") {
             let checkpointer = WALCheckpointer(path: path)
             checkpointer.start()
             self.checkpointer = checkpointer

@@ -19,7 +19,9 @@ final class WALCheckpointerTests: StorageTestCase {
     }
 
     func testWriterDoesNotAutocheckpointAndAPassiveRoundCopiesTheWAL() throws {
-        let store = try openStore()
+        // No background checkpointer: it would race the one this test drives (a concurrent
+        // checkpoint makes ours report -1 frames).
+        let store = try SQLiteCallStore(path: databasePath, backgroundCheckpoints: false)
         defer { store.close() }
         XCTAssertEqual(try store.locked { try $0.scalarInt("PRAGMA wal_autocheckpoint") }, 0)
         // ~2,000 commits of ~2.4 KB: past SQLite's default autocheckpoint of 1,000 pages, so
@@ -41,7 +43,7 @@ final class WALCheckpointerTests: StorageTestCase {
     }
 
     func testRestartWhenTheWALIsOverTheBound() throws {
-        let store = try openStore()
+        let store = try SQLiteCallStore(path: databasePath, backgroundCheckpoints: false)
         defer { store.close() }
         try commitCalls(300, prefix: "c", into: store)
         let checkpointer = WALCheckpointer(path: databasePath, restartBytes: 1)
