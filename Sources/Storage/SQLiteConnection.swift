@@ -119,30 +119,14 @@ final class SQLiteConnection {
                 throw error
             }
         }
-        try execute("BEGIN IMMEDIATE")
-        do {
-            let result = try body()
-            try execute("COMMIT")
-            return result
-        } catch {
-            rollbackIfActive()
-            throw error
-        }
+        return try transaction(begin: "BEGIN IMMEDIATE", body)
     }
 
     /// BEGIN (deferred) … COMMIT around several reads, so they see one snapshot even if another
     /// connection commits in between (https://sqlite.org/isolation.html).
     func readTransaction<T>(_ body: () throws -> T) throws -> T {
         if inBatch { return try body() }  // already inside one transaction
-        try execute("BEGIN")
-        do {
-            let result = try body()
-            try execute("COMMIT")
-            return result
-        } catch {
-            rollbackIfActive()
-            throw error
-        }
+        return try transaction(begin: "BEGIN", body)
     }
 
     /// Group commit: one BEGIN IMMEDIATE … COMMIT around many steps, each in its own
@@ -150,9 +134,14 @@ final class SQLiteConnection {
     /// one; under light load a batch holds one step and nothing changes.
     func batchTransaction<T>(_ body: () throws -> T) throws -> T {
         if inBatch { return try body() }
-        try execute("BEGIN IMMEDIATE")
         inBatch = true
         defer { inBatch = false }
+        return try transaction(begin: "BEGIN IMMEDIATE", body)
+    }
+
+    /// `begin` … COMMIT; ROLLBACK on any error (including a failed COMMIT).
+    private func transaction<T>(begin: String, _ body: () throws -> T) throws -> T {
+        try execute(begin)
         do {
             let result = try body()
             try execute("COMMIT")
