@@ -2,7 +2,7 @@
 # The whole test suite: installs missing Debian and Python packages, builds, runs `swift test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/install-deps.sh
+./scripts/install-deps.sh --test
 # Many idle WebSockets in the integration tests: raise the soft fd limit to the hard one.
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 swift build --build-tests
