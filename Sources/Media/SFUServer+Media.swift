@@ -223,6 +223,13 @@ extension SFUServer {
             }
         }
         send(router.tick(now: Self.monotonicMicroseconds(), ntp: Self.ntpNow()))
+        for change in router.takeSpeakerChanges() {
+            let speaker = change.speaker.flatMap { id -> MemberID? in
+                let raw = Int(id.raw)
+                return raw < slots.count ? slots[raw]?.member : nil
+            }
+            onActiveSpeaker(change.room.raw, speaker)
+        }
         flushRenegotiations(now: now)
         return now + configuration.timerIntervalMilliseconds
     }

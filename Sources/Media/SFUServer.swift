@@ -35,6 +35,8 @@ public final class SFUServer {
     public var onMemberJoined: (_ room: String, _ member: MemberID) -> Void = { _, _ in }
     /// A member was removed (protocol §9 `room.memberLeft`). Loop thread.
     public var onMemberLeft: (_ room: String, _ member: MemberID, _ reason: SFULeaveReason) -> Void = { _, _, _ in }
+    /// A room's dominant speaker changed (nil: nobody speaks any more). Loop thread.
+    public var onActiveSpeaker: (_ room: String, _ member: MemberID?) -> Void = { _, _ in }
 
     // Loop-thread state.
     var members: [MemberID: MediaParticipant] = [:]

@@ -92,7 +92,9 @@ extension Router {
     ///   - now: monotonic µs.
     ///   - ntp: wall clock now (SR NTP timestamps).
     public func tick(now: Int64, ntp: NTPTime) -> [OutgoingRTCP] {
-        collectRTCP(now: now, ntp: ntp, includeReports: true)
+        lastNow = now
+        evaluateSpeakers(now: now)
+        return collectRTCP(now: now, ntp: ntp, includeReports: true)
     }
 
     func collectRTCP(now: Int64, ntp: NTPTime, includeReports: Bool) -> [OutgoingRTCP] {

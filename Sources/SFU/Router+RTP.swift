@@ -47,6 +47,7 @@ extension Router {
         if tccID != 0, let transportSequence = view.transportWideSequenceNumber(extensionID: tccID) {
             participants[participant]?.transportFeedback.record(sequenceNumber: transportSequence, arrival: now)
         }
+        if track.kind == .audio { observeAudioLevel(view, track: track, participant: participant, now: now) }
         var repaired = false
         if route.isRTX {
             stream.rtxPackets += 1

@@ -20,6 +20,12 @@ public final class Router {
     var ssrcs: SSRCGenerator
     /// Resends decided by subscribers' NACKs, drained by `takeRetransmissions`.
     var pendingRetransmissions: [PendingRetransmission] = []
+    /// Dominant speaker per room, from the audio-level header extension (RFC 6464).
+    var speakerDetectors: [RoomID: ActiveSpeakerDetector] = [:]
+    var speakerChanges: [ActiveSpeakerChange] = []
+    var lastSpeakerEvaluation: Int64 = .min / 4
+    /// The latest `now` the router was given (for calls that carry no time, like `leave`).
+    var lastNow: Int64 = 0
     /// Where a publisher's RTX packet is unwrapped to its original form (RFC 4588) before
     /// forwarding; valid until the next `handleRTP` (the batch's source points into it).
     let repairBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: RetransmissionCache.slotSize, alignment: 16)
@@ -65,6 +71,7 @@ public final class Router {
         participants[participant] = nil
         rooms[state.room]?.removeAll { $0 == participant }
         if rooms[state.room]?.isEmpty == true { rooms[state.room] = nil }
+        forgetSpeaker(participant, room: state.room)
     }
 
     /// Room members in join order.

@@ -14,7 +14,8 @@ public protocol MediaPlane: AnyObject {
     /// Server-initiated offer for a member (coalesced renegotiation), and members removed by
     /// the media plane itself (consent expired, DTLS failure).
     func setCallbacks(onOffer: @escaping (DeviceKey, Int64, String) -> Void,
-                      onMemberLeft: @escaping (DeviceKey, String) -> Void)
+                      onMemberLeft: @escaping (DeviceKey, String) -> Void,
+                      onActiveSpeaker: @escaping (String, DeviceKey?) -> Void)
 }
 
 public struct MediaAnswer: Sendable, Equatable {

@@ -38,6 +38,9 @@ final class RoomCoordinator {
             },
             onMemberLeft: { [weak self] member, reason in
                 self?.loop.execute { self?.remove(member, reason: reason, tellMedia: false) }
+            },
+            onActiveSpeaker: { [weak self] room, member in
+                self?.loop.execute { self?.announceSpeaker(room: room, member: member) }
             })
     }
 
@@ -112,6 +115,17 @@ final class RoomCoordinator {
         loop.schedule(afterMilliseconds: disconnectGraceMs) { [weak self] in
             guard let self, self.roomOf[member] != nil, self.hub.connection(for: member) == nil else { return }
             self.remove(member, reason: "disconnected", tellMedia: true)
+        }
+    }
+
+    /// `room.activeSpeaker` (transient) to every member: the smoothed dominant speaker from
+    /// the SFU's audio levels, null when nobody speaks.
+    private func announceSpeaker(room: String, member: DeviceKey?) {
+        let text = RoomJSON.event("room.activeSpeaker", room: room, serverTime: now) { w in
+            if let member { w.raw("member", SnapshotJSON.device(member)) } else { w.null("member") }
+        }
+        for other in rooms[room, default: []] {
+            if let connection = hub.connection(for: other) { send(connection, text) }
         }
     }
 

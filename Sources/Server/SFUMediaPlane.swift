@@ -32,7 +32,9 @@ final class SFUMediaPlane: MediaPlane {
     }
 
     func setCallbacks(onOffer: @escaping (DeviceKey, Int64, String) -> Void,
-                      onMemberLeft: @escaping (DeviceKey, String) -> Void) {
+                      onMemberLeft: @escaping (DeviceKey, String) -> Void,
+                      onActiveSpeaker: @escaping (String, DeviceKey?) -> Void) {
+        sfu.onActiveSpeaker = { room, member in onActiveSpeaker(room, member.map(DeviceKey.init)) }
         sfu.onOffer = { member, generation, sdp in onOffer(DeviceKey(member), Int64(generation), sdp) }
         sfu.onMemberLeft = { _, member, reason in
             // `.left` is the echo of our own leave; the coordinator already handled it.
