@@ -164,4 +164,12 @@ final class CallLifecycleTests: XCTestCase {
         XCTAssertEqual(fired.state?.endReason, .noAnswer)
         XCTAssertEqual(fired, reduce(created.state, .deadlineFired(.ring), now: F.t0 + 45_000, config: config))
     }
+
+    /// The host stores effects with the state (transactional outbox): they round-trip.
+    func testEffectsRoundTripThroughCodableForTheOutbox() throws {
+        let step = reduce(nil, .invite(F.invite), now: F.t0, config: CallConfig())
+        XCTAssertEqual(step.effects.count, 6)
+        let decoded = try JSONDecoder().decode([CallEffect].self, from: JSONEncoder().encode(step.effects))
+        XCTAssertEqual(decoded, step.effects)
+    }
 }
