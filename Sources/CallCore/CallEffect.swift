@@ -1,7 +1,8 @@
 /// Work the host carries out after persisting the returned state. Effects of one step are in
 /// a fixed order: deadline changes, then deliveries (sorted by device within each group),
-/// then pushes.
-public enum CallEffect: Equatable, Sendable {
+/// then pushes. Codable so the host can store effects in the same transaction as the state
+/// (transactional outbox) and carry them out after a crash.
+public enum CallEffect: Equatable, Sendable, Codable {
     /// Append a notice to the device's durable outbox (call-design §5).
     case deliver(to: DeviceKey, CallNotice)
     /// Arm (or re-arm) a deadline at an absolute server time; fire it back as

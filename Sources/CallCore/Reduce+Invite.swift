@@ -16,7 +16,9 @@
 func reduceInvite(_ existing: CallState?, _ invite: CallInvite, now: Int64, config: CallConfig) -> CallStep {
     if let existing {
         if existing.phase.isTerminal { return .rejected(existing, .callEnded) }
-        if existing.caller == invite.caller { return .unchanged(existing) }
+        // The same caller device repeating its invite (a retry that slipped past the eventID
+        // dedup) is a duplicate; anything else reusing a live callID is refused.
+        if existing.caller == invite.caller && existing.callee == invite.callee { return .unchanged(existing) }
         return .rejected(existing, .callExists)
     }
     let caller = invite.caller

@@ -79,6 +79,9 @@ final class CallInviteTests: XCTestCase {
         var other = F.invite
         other.caller = F.mallory
         store.reject(.invite(other), at: F.t0 + 500, .callExists)
+        var otherCallee = F.invite
+        otherCallee.callee = "carol"
+        store.reject(.invite(otherCallee), at: F.t0 + 500, .callExists)
     }
 
     func testInviteForEndedCallIsRejectedAndNeverRingsAgain() {

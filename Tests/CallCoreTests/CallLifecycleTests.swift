@@ -164,4 +164,44 @@ final class CallLifecycleTests: XCTestCase {
         XCTAssertEqual(fired.state?.endReason, .noAnswer)
         XCTAssertEqual(fired, reduce(created.state, .deadlineFired(.ring), now: F.t0 + 45_000, config: config))
     }
+
+    /// The host stores effects with the state (transactional outbox): they round-trip.
+    func testEffectsRoundTripThroughCodableForTheOutbox() throws {
+        let step = reduce(nil, .invite(F.invite), now: F.t0, config: CallConfig())
+        XCTAssertEqual(step.effects.count, 6)
+        let decoded = try JSONDecoder().decode([CallEffect].self, from: JSONEncoder().encode(step.effects))
+        XCTAssertEqual(decoded, step.effects)
+    }
+
+    func testHangupWhileReconnectingEndsTheCallAndCancelsTheReconnectDeadline() {
+        var store = F.activeStore()
+        store.state = reduce(store.state, .mediaLost(device: F.b1), now: F.t0 + 20_000, config: store.config).state
+        store.send(.hangup(device: F.a1), at: F.t0 + 22_000) {
+            Self.ended(&$0, .hangup, by: F.a1, at: F.t0 + 22_000)
+        } effects: { s in
+            [.cancelDeadline(.reconnect), .deliver(to: F.a2, .ended(.hangup, s.snapshot)), .deliver(to: F.b1, .ended(.hangup, s.snapshot))]
+        }
+    }
+
+    /// A second media loss re-arms the reconnect deadline; the first loss's deadline firing
+    /// at its old time is stale and changes nothing.
+    func testReArmedReconnectDeadlineIgnoresTheOldFiring() {
+        var store = F.activeStore()
+        store.state = reduce(store.state, .mediaLost(device: F.b1), now: F.t0 + 20_000, config: store.config).state
+        store.state = reduce(store.state, .mediaConnected(device: F.b1), now: F.t0 + 25_000, config: store.config).state
+        store.send(.mediaLost(device: F.b1), at: F.t0 + 40_000) {
+            $0.revision = 6; $0.phaseRevision = 6; $0.phase = .reconnecting
+            $0.deadlines.reconnect = F.t0 + 70_000
+        } effects: { s in [.scheduleDeadline(.reconnect, at: F.t0 + 70_000), .deliver(to: F.a1, .stateChanged(s.snapshot))] }
+        store.ignore(.deadlineFired(.reconnect), at: F.t0 + 50_000)
+        store.send(.deadlineFired(.reconnect), at: F.t0 + 70_000) {
+            Self.ended(&$0, .mediaLost, by: nil, at: F.t0 + 70_000)
+        } effects: { s in
+            [
+                .deliver(to: F.a1, .ended(.mediaLost, s.snapshot)),
+                .deliver(to: F.a2, .ended(.mediaLost, s.snapshot)),
+                .deliver(to: F.b1, .ended(.mediaLost, s.snapshot)),
+            ]
+        }
+    }
 }
