@@ -1,3 +1,5 @@
+import SplitMix
+
 /// Latency samples of one stage in microseconds (client monotonic clock,
 /// `g_get_monotonic_time`). Bounded: keeps at most ``capacity`` samples (reservoir beyond).
 struct LatencyRecorder {
@@ -44,17 +46,4 @@ public struct LatencySummary: Codable, Equatable, Sendable {
     public var p95: Double
     public var p99: Double
     public var max: Double
-}
-
-/// Tiny deterministic PRNG (SplitMix64, Steele et al. 2014) for reservoir slots.
-struct SplitMix64 {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }

@@ -1,5 +1,6 @@
 import XCTest
 @testable import CallCore
+import SplitMix
 
 /// Randomized, replayable (fixed-seed SplitMix64) checks of the arbitration invariants.
 final class CallRandomizedTests: XCTestCase {

@@ -3,6 +3,7 @@ import Glibc
 import STUN
 import XCTest
 @testable import ICE
+import SplitMix
 
 final class ICELiteAgentTests: XCTestCase {
     /// libnice builds the check as a full controlling agent; our agent validates it with
@@ -266,18 +267,5 @@ final class ICELiteAgentTests: XCTestCase {
         }
         XCTAssertNil(agent.session(for: Fixture.client))
         print("garbage: \(responses) error responses to 20000 random datagrams")
-    }
-}
-
-/// Deterministic generator for the fuzz loop (SplitMix64, Steele et al. 2014).
-struct SplitMix64 {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

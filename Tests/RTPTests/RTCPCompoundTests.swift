@@ -1,5 +1,6 @@
 import XCTest
 @testable import RTP
+import SplitMix
 
 final class RTCPCompoundTests: XCTestCase {
     func testChromiumReceiverReportSDESAndREMB() throws {

@@ -1,5 +1,6 @@
 import XCTest
 @testable import RTP
+import SplitMix
 
 final class SequenceNumberTests: XCTestCase {
     static let startingPoints: [UInt16] = {

@@ -1,5 +1,6 @@
 import XCTest
 @testable import RTP
+import SplitMix
 
 /// Transport-wide CC feedback (draft-holmer-rmcat-transport-wide-cc-extensions-01 §3.1).
 final class TransportFeedbackTests: XCTestCase {

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import SDP
+import SplitMix
 
 /// Loads the offers in `Fixtures/` (see Fixtures/README.md for their origin).
 enum Fixture: String, CaseIterable {
@@ -29,15 +30,3 @@ let serverTransport = SFUTransportParameters(
     iceUfrag: "sfu1", icePwd: "0123456789abcdefghijkl",
     fingerprint: Fingerprint(hashFunction: "sha-256", bytes: (0..<32).map { UInt8($0 * 7 & 0xFF) }),
     address: "127.0.0.1", port: 40000)
-
-/// Deterministic generator for the fuzz tests (SplitMix64), so a failure reproduces.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -1,5 +1,6 @@
 import XCTest
 @testable import SDP
+import SplitMix
 
 final class MalformedSDPTests: XCTestCase {
     private let head = "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\n"

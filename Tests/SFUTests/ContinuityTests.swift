@@ -1,6 +1,7 @@
 import RTP
 import XCTest
 @testable import SFU
+import SplitMix
 
 /// Sequence numbers and timestamps stay continuous for a subscriber when the source behind
 /// its outgoing SSRC changes (re-publish with a new SSRC, simulcast layer switch).

@@ -1,6 +1,7 @@
 import RTP
 import XCTest
 @testable import SFU
+import SplitMix
 
 /// Scripted uplinks (no clock, no sockets): a publisher sends a video stream through a path
 /// with delay jitter (and so reordering) and loss; the generator runs on 20 ms ticks and

@@ -1,6 +1,7 @@
 import RTP
 import XCTest
 @testable import SFU
+import SplitMix
 
 final class NackGeneratorTests: XCTestCase {
     func tick(_ generator: inout NackGenerator, _ now: Int64, rtt: Int64? = 50_000, jitter: Int64? = nil) -> [UInt16] {

@@ -1,6 +1,7 @@
 import RTP
 import XCTest
 @testable import SFU
+import SplitMix
 
 /// Outgoing packet whose payload encodes its sequence number (so a wrong slot shows up).
 func cachedPacket(seq: UInt16, ssrc: UInt32 = 0xABCD_0001, pt: UInt8 = 120, payloadCount: Int = 8) -> [UInt8] {

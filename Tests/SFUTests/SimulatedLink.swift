@@ -1,5 +1,6 @@
 import RTP
 @testable import SFU
+import SplitMix
 
 /// A one-way bottleneck for scripted congestion traces: a FIFO drained at `capacityBps`
 /// (queueing delay grows when the sender exceeds it), drop-tail at `maxQueueDelay`, fixed

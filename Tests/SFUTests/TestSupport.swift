@@ -1,18 +1,7 @@
 import RTP
 import XCTest
 @testable import SFU
-
-/// Deterministic PRNG (SplitMix64) for reproducible "random" starting points.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+import SplitMix
 
 let opusPublish = CodecDescription(name: "opus", payloadType: 111, clockRate: 48000, channels: 2)
 let vp8Publish = CodecDescription(name: "VP8", payloadType: 96, clockRate: 90000)

@@ -1,6 +1,7 @@
 import RTP
 import XCTest
 @testable import SFU
+import SplitMix
 
 final class TransportFeedbackGeneratorTests: XCTestCase {
     /// Every feedback goes through the wire codec, as a publisher would see it.

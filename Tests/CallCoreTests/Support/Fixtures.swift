@@ -1,4 +1,5 @@
 @testable import CallCore
+import SplitMix
 
 /// Accounts and devices used across the reducer tests. The caller account sorts before the
 /// callee account, so deterministic effect order is easy to write down.
@@ -61,20 +62,5 @@ enum Fixture {
         var store = connectingStore()
         store.state = reduce(store.state, .mediaConnected(device: a1), now: t0 + 7_000, config: store.config).state
         return store
-    }
-}
-
-/// SplitMix64 (Steele, Lea, Flood 2014): a tiny seeded PRNG so randomized tests replay.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
