@@ -27,12 +27,18 @@ enum ResultJSON {
     }
 
     private static func header(_ command: ClientCommand, callID: String?, status: String, serverTime: Int64) -> JSONWriter {
+        header(eventID: command.eventID, kind: command.kind, scope: ("callID", callID), status: status, serverTime: serverTime)
+    }
+
+    /// The fields every `result` frame starts with; `scope` names the call or room.
+    static func header(eventID: String, kind: CommandKind, scope: (key: String, value: String?), status: String,
+                       serverTime: Int64) -> JSONWriter {
         var w = JSONWriter()
         w.field("v", 1)
         w.field("type", "result")
-        w.field("eventID", command.eventID)
-        w.field("command", command.kind.wireType)
-        w.field("callID", callID)
+        w.field("eventID", eventID)
+        w.field("command", kind.wireType)
+        w.field(scope.key, scope.value)
         w.field("status", status)
         w.field("serverTime", serverTime)
         return w

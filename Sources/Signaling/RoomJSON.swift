@@ -27,14 +27,6 @@ public enum RoomJSON {
     }
 
     private static func header(_ request: MediaRequest, room: String, status: String, serverTime: Int64) -> JSONWriter {
-        var w = JSONWriter()
-        w.field("v", 1)
-        w.field("type", "result")
-        w.field("eventID", request.eventID)
-        w.field("command", request.kind.wireType)
-        w.field("room", room)
-        w.field("status", status)
-        w.field("serverTime", serverTime)
-        return w
+        ResultJSON.header(eventID: request.eventID, kind: request.kind, scope: ("room", room), status: status, serverTime: serverTime)
     }
 }
