@@ -8,7 +8,7 @@ struct DelayedDatagram {
     /// Tie-breaker: equal times leave in arrival order.
     let sequence: UInt64
     let direction: Direction
-    let fd: Int32
+    var fd: Int32
     let destination: sockaddr_in
     let bytes: [UInt8]
 }
@@ -55,6 +55,12 @@ struct DelayQueue {
             i = m
         }
         return item
+    }
+
+    /// Datagrams waiting to leave through `old` leave through `new` instead (a NAT rebinding:
+    /// what is still in flight goes out from the new binding). The heap order is unchanged.
+    mutating func replaceSocket(_ old: Int32, with new: Int32) {
+        for index in heap.indices where heap[index].fd == old { heap[index].fd = new }
     }
 
     mutating func removeAll() {

@@ -18,22 +18,31 @@ extension ImpairmentRelay {
             buffer.deallocate()
             lock.lock()
             state = .stopped
+            let unserved = rebindRequests
+            rebindRequests.removeAll()
             lock.unlock()
+            for request in unserved { request.finish(.failure(.notRunning)) }
             stopped.signal()
         }
         var pollSet: [pollfd] = []
-        var pollSetMappings = -1
+        var pollSetVersion = UInt64.max
         while true {
             lock.lock()
             let stopping = state != .running
+            let rebinds = rebindRequests
+            rebindRequests.removeAll()
             lock.unlock()
-            if stopping { return }
+            if stopping {
+                for request in rebinds { request.finish(.failure(.notRunning)) }
+                return
+            }
+            for request in rebinds { request.finish(rebindNow(clientPort: request.clientPort)) }
 
             flushDue(monotonicNanoseconds())
-            if pollSetMappings != clientByFD.count {
+            if pollSetVersion != socketsVersion {
                 pollSet = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0), pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0)]
                 pollSet += clientByFD.keys.sorted().map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-                pollSetMappings = clientByFD.count
+                pollSetVersion = socketsVersion
             }
             var timeout: Int32 = -1
             if let next = delayQueue.next {
@@ -84,6 +93,7 @@ extension ImpairmentRelay {
         guard let fd = try? UDPSocket.bound(to: local) else { return nil }
         mappingsByClient[key] = (fd, client)
         clientByFD[fd] = client
+        socketsVersion &+= 1
         lock.lock()
         mappingList.append(Mapping(clientPort: UInt16(bigEndian: client.sin_port), upstreamPort: UDPSocket.localPort(fd)))
         lock.unlock()

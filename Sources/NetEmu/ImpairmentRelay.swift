@@ -65,6 +65,8 @@ public final class ImpairmentRelay: @unchecked Sendable {
     var logRing: RelayLogRing
     var arrivals: [UInt64] = [0, 0]
     var mappingList: [Mapping] = []
+    /// NAT rebindings asked for by `rebind(clientPort:)`, served by the relay thread.
+    var rebindRequests: [RebindRequest] = []
     var state = RunState.created
     let stopped = DispatchSemaphore(value: 0)
 
@@ -75,6 +77,8 @@ public final class ImpairmentRelay: @unchecked Sendable {
     var clientByFD: [Int32: sockaddr_in] = [:]
     var delayQueue = DelayQueue()
     var sequence: UInt64 = 0
+    /// Bumped whenever an upstream socket is opened or replaced, so the poll set is rebuilt.
+    var socketsVersion: UInt64 = 0
 
     /// Creates the relay and binds its listening socket (so `port` is known before `start()`).
     /// - Parameters:

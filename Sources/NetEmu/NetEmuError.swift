@@ -8,6 +8,12 @@ public enum NetEmuError: Error, Equatable, Sendable {
     case socket(String, Int32)
     /// `start()` after `stop()`, or twice.
     case notRestartable
+    /// `rebind(clientPort:)` for a client the relay has no binding for (the client port).
+    case noMapping(UInt16)
+    /// A call that needs the relay thread while it is not running (not started, or stopped).
+    case notRunning
+    /// The relay thread did not serve the call in time.
+    case timedOut
 
     /// Stable string code.
     public var code: String {
@@ -16,6 +22,9 @@ public enum NetEmuError: Error, Equatable, Sendable {
         case .badAddress: "netemu_bad_address"
         case .socket: "netemu_socket"
         case .notRestartable: "netemu_not_restartable"
+        case .noMapping: "netemu_no_mapping"
+        case .notRunning: "netemu_not_running"
+        case .timedOut: "netemu_timed_out"
         }
     }
 }
