@@ -57,7 +57,7 @@ extension SFUServer {
             return value
         }
         let description = ParticipantDescription(
-            cname: member.description, receiveCodecs: codecMap.entries.map(Self.codecDescription),
+            cname: member.streamID, receiveCodecs: codecMap.entries.map(Self.codecDescription),
             receiveExtensions: Self.extensionIDs(extensionIDs))
         do {
             try router.join(id, room: RoomID(room), description: description, now: now * 1000)
@@ -288,7 +288,7 @@ extension SFUServer {
     }
 
     func forwardedTrack(_ info: SubscriptionInfo) -> ForwardedTrack {
-        let publisher = slots[Int(info.publisher.raw)]?.member.description ?? info.cname
+        let publisher = slots[Int(info.publisher.raw)]?.member.streamID ?? info.cname
         return ForwardedTrack(streamID: publisher, trackID: "\(info.publisher.raw)-\(info.track.raw)", ssrc: info.ssrc,
                               rtxSSRC: info.kind == .video ? info.rtxSSRC : nil, cname: info.cname)
     }

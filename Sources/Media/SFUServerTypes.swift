@@ -1,5 +1,9 @@
-/// A room member: one device's transport, "account/device" (protocol §9: the stream id of
-/// its forwarded tracks).
+import SDP
+
+/// A room member: one device's transport, "account/device" (protocol §9). Its forwarded
+/// tracks carry it as their stream id in `streamID` form, "account%2Fdevice": "/" is not an
+/// SDP token-char (RFC 8830 §2 `msid-id = 1*64token-char`, RFC 4566 §9), so it is
+/// percent-encoded (`SDPToken`).
 public struct MemberID: Hashable, Sendable, CustomStringConvertible {
     public let account: String
     public let device: String
@@ -17,6 +21,17 @@ public struct MemberID: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { "\(account)/\(device)" }
+
+    /// The member as an SDP token: `a=msid` stream id and RTCP CNAME of its forwarded tracks.
+    /// Protocol identifiers (`[A-Za-z0-9._-]`) only have their "/" escaped. At most 64 chars
+    /// (RFC 8830) when account and device together are 61 chars or fewer.
+    public var streamID: String { SDPToken.escape(description) }
+
+    /// Parses a `streamID` back; nil when it is not one.
+    public init?(streamID: String) {
+        guard let text = SDPToken.unescape(streamID) else { return nil }
+        self.init(text)
+    }
 }
 
 /// The server's answer to a member's offer (protocol §9: `result` of `sfu.offer`).

@@ -12,7 +12,12 @@ final class MediaSender {
         var timestamp: UInt32
         var payload: [UInt8]
         var keyframe: Bool
+        /// RFC 6464 level of an audio frame's PCM (nil for video).
+        var audioLevel: AudioLevel? = nil
     }
+
+    /// 4: the default tone (8000 peak) times 4 stays below 16-bit full scale (32767).
+    static let maximumGain = 4.0
 
     let audioTrack: PeerTrack?
     let videoTrack: PeerTrack?
@@ -24,6 +29,8 @@ final class MediaSender {
     private var sequenceNumbers: [UInt32: UInt16] = [:]
     private var tick: UInt64 = 0
     private var firstAudio = true
+    /// Scale of the tone: 0 = digital silence (level 127), 1 = the configured tone.
+    private(set) var gain: Double
     /// Monotonic ms of the next 20 ms tick.
     private(set) var nextTick: Int64
     private(set) var skippedTicks: UInt64 = 0
@@ -31,7 +38,9 @@ final class MediaSender {
     /// last RTP timestamp with its send time (monotonic µs).
     private(set) var sent: [UInt32: (packets: UInt32, octets: UInt32, timestamp: UInt32, at: Int64, clockRate: UInt32)] = [:]
 
-    init(tracks: [PeerTrack], frequency: Double, bitrate: Int32, keyframeInterval: Int, start: Int64) throws(PeerError) {
+    init(tracks: [PeerTrack], frequency: Double, bitrate: Int32, keyframeInterval: Int, start: Int64, gain: Double = 1) throws(PeerError) {
+        try Self.validate(gain: gain)
+        self.gain = gain
         audioTrack = tracks.first { $0.codec == .opus }
         videoTrack = tracks.first { $0.codec == .vp8 }
         tone = try ToneGenerator(frequency: frequency)
@@ -58,11 +67,12 @@ final class MediaSender {
         }
         while nextTick <= now {
             if let audioTrack {
-                let pcm = tone.nextFrame(samplesPerChannel: encoder.samplesPerFrame)
+                let pcm = scaled(tone.nextFrame(samplesPerChannel: encoder.samplesPerFrame))
                 let payload = try encoder.encode(pcm)
                 // RFC 3551 §4.1: marker on the first packet of a talkspurt.
                 out.append(Outgoing(mid: audioTrack.mid, codec: .opus, ssrc: audioTrack.ssrc, marker: firstAudio,
-                                    timestamp: audioTimestamp, payload: payload, keyframe: false))
+                                    timestamp: audioTimestamp, payload: payload, keyframe: false,
+                                    audioLevel: AudioLevel(pcm: pcm)))
                 firstAudio = false
                 audioTimestamp &+= UInt32(encoder.samplesPerFrame)
             }
@@ -80,6 +90,22 @@ final class MediaSender {
             nextTick += frame
         }
         return out
+    }
+
+    /// Changes the tone's loudness from the next frame on (0 = silence).
+    func setGain(_ gain: Double) throws(PeerError) {
+        try Self.validate(gain: gain)
+        self.gain = gain
+    }
+
+    static func validate(gain: Double) throws(PeerError) {
+        guard gain.isFinite, (0...maximumGain).contains(gain) else { throw .invalidParameter("audio gain \(gain) outside 0…\(maximumGain)") }
+    }
+
+    private func scaled(_ pcm: [Int16]) -> [Int16] {
+        if gain == 1 { return pcm }
+        if gain == 0 { return [Int16](repeating: 0, count: pcm.count) }
+        return pcm.map { Int16(clamping: Int((Double($0) * gain).rounded())) }
     }
 
     /// Records a packet that left, for the next sender report.

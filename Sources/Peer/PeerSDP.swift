@@ -6,6 +6,8 @@ import SDP
 public enum PeerSDP {
     /// RFC 8843 / Chromium: the mid extension's id in Chromium's offers.
     public static let midExtensionID: UInt8 = 4
+    /// Chromium: the ssrc-audio-level extension's id in its offers (RFC 6464).
+    public static let audioLevelExtensionID: UInt8 = 1
     static let proto = "UDP/TLS/RTP/SAVPF"
 
     /// One media section of an offer, in m-line order.
@@ -36,7 +38,8 @@ public enum PeerSDP {
             switch spec {
             case .send(let track):
                 media.append(section(for: track, transport: transport, setup: .actpass, direction: .sendrecv,
-                                     payloadType: track.codec.defaultPayloadType, midExtensionID: midExtensionID))
+                                     payloadType: track.codec.defaultPayloadType, midExtensionID: midExtensionID,
+                                     audioLevelExtensionID: track.codec == .opus ? audioLevelExtensionID : nil))
                 bundle.append(track.mid)
                 streamIDs.append(track.streamID)
             case .receive(let mid, let codec, let payloadType, let midExtensionID):
@@ -83,10 +86,13 @@ public enum PeerSDP {
             let wanted: Direction = track != nil ? .sendonly : .recvonly
             let direction = offered.direction.answerLimited(to: wanted)
             let midID = extensions.first { $0.knownURI == .mid }?.id
+            // RFC 8285 §7: an offered extension is answered with the offer's id.
+            let audioLevelID = codec == .opus ? extensions.first { $0.knownURI == .audioLevel }?.id : nil
             let answered = track.map { PeerTrack(mid: mid, codec: codec, ssrc: $0.ssrc, streamID: $0.streamID,
                                                  trackID: $0.trackID, cname: $0.cname) }
             media.append(section(for: answered, mid: mid, codec: codec, transport: transport, setup: setup,
-                                 direction: direction, payloadType: payloadType, midExtensionID: midID))
+                                 direction: direction, payloadType: payloadType, midExtensionID: midID,
+                                 audioLevelExtensionID: audioLevelID))
             accepted.append(mid)
         }
         return description(sessionID: sessionID, sessionVersion: sessionVersion, bundle: accepted,
@@ -105,21 +111,23 @@ public enum PeerSDP {
                             media: [MediaDescription]) -> SessionDescription {
         var attributes: [SDPAttribute] = []
         if !bundle.isEmpty { attributes.append(SDPAttribute("group", MediaGroup(semantics: "BUNDLE", mids: bundle).attributeValue)) }
-        let streams = Array(Set(streamIDs)).sorted()
+        // Stream ids are escaped into SDP tokens (RFC 8830 §2): "alice/laptop" → "alice%2Flaptop".
+        let streams = Array(Set(streamIDs.map(SDPToken.escape))).sorted()
         attributes.append(SDPAttribute("msid-semantic", " WMS" + (streams.isEmpty ? " *" : streams.map { " " + $0 }.joined())))
         return SessionDescription(origin: Origin(sessionID: sessionID, sessionVersion: String(sessionVersion)),
                                   attributes: attributes, media: media)
     }
 
     static func section(for track: PeerTrack, transport: PeerTransport, setup: DTLSSetup, direction: Direction,
-                        payloadType: UInt8, midExtensionID: UInt8?) -> MediaDescription {
+                        payloadType: UInt8, midExtensionID: UInt8?, audioLevelExtensionID: UInt8? = nil) -> MediaDescription {
         section(for: track, mid: track.mid, codec: track.codec, transport: transport, setup: setup, direction: direction,
-                payloadType: payloadType, midExtensionID: midExtensionID)
+                payloadType: payloadType, midExtensionID: midExtensionID, audioLevelExtensionID: audioLevelExtensionID)
     }
 
     /// One bundled media section; `track` adds msid and ssrc lines when the section sends.
     static func section(for track: PeerTrack?, mid: String, codec: PeerTrack.Codec, transport: PeerTransport,
-                        setup: DTLSSetup, direction: Direction, payloadType: UInt8, midExtensionID: UInt8?) -> MediaDescription {
+                        setup: DTLSSetup, direction: Direction, payloadType: UInt8, midExtensionID: UInt8?,
+                        audioLevelExtensionID: UInt8? = nil) -> MediaDescription {
         var a: [SDPAttribute] = [SDPAttribute("rtcp", "9 IN IP4 0.0.0.0")]
         a += transport.candidates.map { SDPAttribute("candidate", $0) }
         // No trickle: every candidate is in the description (the SFU never trickles either).
@@ -127,12 +135,15 @@ public enum PeerSDP {
         a += [SDPAttribute("ice-ufrag", transport.iceUfrag), SDPAttribute("ice-pwd", transport.icePwd),
               SDPAttribute("fingerprint", transport.fingerprint), SDPAttribute("setup", setup.rawValue),
               SDPAttribute("mid", mid)]
+        if let audioLevelExtensionID {
+            a.append(SDPAttribute("extmap", "\(audioLevelExtensionID) \(HeaderExtension.KnownURI.audioLevel.rawValue)"))
+        }
         if let midExtensionID {
             a.append(SDPAttribute("extmap", "\(midExtensionID) \(HeaderExtension.KnownURI.mid.rawValue)"))
         }
         a.append(SDPAttribute(direction.rawValue))
         let sends = direction.sends
-        if sends, let track { a.append(SDPAttribute("msid", "\(track.streamID) \(track.trackID)")) }
+        if sends, let track { a.append(SDPAttribute("msid", "\(SDPToken.escape(track.streamID)) \(SDPToken.escape(track.trackID))")) }
         a.append(SDPAttribute("rtcp-mux"))
         a.append(SDPAttribute("rtpmap", "\(payloadType) \(codec.rtpMap)"))
         switch codec {
@@ -147,8 +158,8 @@ public enum PeerSDP {
             }
         }
         if sends, let track {
-            a.append(SDPAttribute("ssrc", "\(track.ssrc) cname:\(track.cname)"))
-            a.append(SDPAttribute("ssrc", "\(track.ssrc) msid:\(track.streamID) \(track.trackID)"))
+            a.append(SDPAttribute("ssrc", "\(track.ssrc) cname:\(SDPToken.escape(track.cname))"))
+            a.append(SDPAttribute("ssrc", "\(track.ssrc) msid:\(SDPToken.escape(track.streamID)) \(SDPToken.escape(track.trackID))"))
         }
         return MediaDescription(media: codec.kind.rawValue, port: 9, proto: proto, formats: [String(payloadType)],
                                 connections: [Connection(address: "0.0.0.0")], attributes: a)

@@ -14,7 +14,9 @@ public struct RemoteDescription: Sendable, Equatable {
         public var payloadTypes: [UInt8: PeerTrack.Codec]
         /// SSRCs announced with `a=ssrc` (RFC 5576).
         public var ssrcs: [UInt32]
-        /// `a=msid` stream id (the publishing member's `account/device` in SFU offers).
+        /// `a=msid` stream id, percent-decoded (`SDPToken`): the publishing member's
+        /// `account/device` in SFU offers (sent as "account%2Fdevice"). Ids that do not
+        /// decode are kept as written.
         public var streamID: String?
     }
 
@@ -58,7 +60,7 @@ public struct RemoteDescription: Sendable, Equatable {
                 }
                 sections.append(Section(mid: mid, kind: media.kind, direction: media.direction, rejected: media.isRejected,
                                         payloadTypes: payloadTypes, ssrcs: try media.ssrcs(),
-                                        streamID: try media.msids().first?.streamID))
+                                        streamID: try media.msids().first.map { SDPToken.unescape($0.streamID) ?? $0.streamID }))
             }
             self.candidates = candidates
             self.sections = sections

@@ -106,6 +106,8 @@ public enum RoomMessages {
         case memberLeft(room: String, member: String, reason: String?)
         case incoming(room: String, from: String, expiresAt: Int64?)
         case ringState(room: String, member: String, state: String)
+        /// The room's dominant speaker ("account/device"), nil when nobody speaks (§9).
+        case activeSpeaker(room: String, member: String?)
     }
 
     /// Parses a room event frame; nil for frames that are not room events (or lack fields).
@@ -125,6 +127,11 @@ public enum RoomMessages {
         case "room.ringState":
             guard let who = member("member"), let state = object["state"] as? String else { return nil }
             return .ringState(room: room, member: who, state: state)
+        case "room.activeSpeaker":
+            // `member` is required: a device object, or null when the floor is free.
+            guard let value = object["member"] else { return nil }
+            if value is NSNull { return .activeSpeaker(room: room, member: nil) }
+            return member("member").map { .activeSpeaker(room: room, member: $0) }
         default:
             return nil
         }

@@ -137,6 +137,10 @@ extension SyntheticPeer {
             guard let parameters = sendParameters[item.mid], parameters.allowed else { continue }
             var extensions: [RTPHeaderExtension] = []
             if let id = parameters.midExtensionID { extensions.append(RTPHeaderExtension(id: id, value: Array(item.mid.utf8))) }
+            // RFC 6464 §3 client-to-mixer level, when the remote side accepted the extension.
+            if let id = audioLevelExtensionIDs[item.mid], let level = item.audioLevel {
+                extensions.append(RTPHeaderExtension(id: id, value: [level.byte]))
+            }
             let builder = RTPPacketBuilder(marker: item.marker, payloadType: parameters.payloadType,
                                            sequenceNumber: sender.nextSequenceNumber(for: item.ssrc),
                                            timestamp: item.timestamp, ssrc: item.ssrc, extensions: extensions)

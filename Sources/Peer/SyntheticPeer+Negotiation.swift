@@ -67,6 +67,7 @@ extension SyntheticPeer {
             let extensions = (try? remote.sdp.headerExtensions(for: remote.sdp.media[index])) ?? []
             let midID = extensions.first { $0.knownURI == .mid }?.id
             sendParameters[track.mid] = (payloadType, midID, allowed)
+            audioLevelExtensionIDs[track.mid] = track.codec == .opus ? extensions.first { $0.knownURI == .audioLevel }?.id : nil
         }
         publish()
     }

@@ -38,12 +38,15 @@ public final class SyntheticPeer: @unchecked Sendable {
         /// it; frequency from its last 250 ms). 500 ms = 48 KB per received stream: keep it small
         /// for load tests with many subscriptions.
         public var analysisWindowMilliseconds: Int
+        /// Loudness of the tone: 0 = digital silence (RFC 6464 level 127, V clear), 1 = the
+        /// default tone (about −15 dBov), at most `MediaSender.maximumGain`.
+        public var audioGain: Double
 
         public init(name: String, audioFrequency: Double = 440, sendAudio: Bool = true, sendVideo: Bool = false,
                     videoKeyframeInterval: Int = 50, opusBitrate: Int32 = OpusAudioEncoder.defaultBitrate,
                     regularNomination: Bool = true, consentFreshness: Bool = true, localAddresses: [String] = ["127.0.0.1"],
                     srtpProfiles: [DTLSSRTPProfile] = [.aeadAES128GCM, .aes128CMHMACSHA180],
-                    analysisWindowMilliseconds: Int = 500) {
+                    analysisWindowMilliseconds: Int = 500, audioGain: Double = 1) {
             self.name = name
             self.audioFrequency = audioFrequency
             self.sendAudio = sendAudio
@@ -55,6 +58,7 @@ public final class SyntheticPeer: @unchecked Sendable {
             self.localAddresses = localAddresses
             self.srtpProfiles = srtpProfiles
             self.analysisWindowMilliseconds = analysisWindowMilliseconds
+            self.audioGain = audioGain
         }
     }
 
@@ -93,6 +97,8 @@ public final class SyntheticPeer: @unchecked Sendable {
     var ssrcLabels: [UInt32: (mid: String, streamID: String?)] = [:]
     /// Per mid of ours: payload type and mid extension id to send with, and whether we may send.
     var sendParameters: [String: (payloadType: UInt8, midExtensionID: UInt8?, allowed: Bool)] = [:]
+    /// Per mid of ours: the RFC 6464 audio-level extension id the remote side accepted.
+    var audioLevelExtensionIDs: [String: UInt8] = [:]
     var receivers: [UInt32: StreamReceiver] = [:]
     var sender: MediaSender?
     var sendTimer: TimerHandle?
@@ -229,10 +235,21 @@ public final class SyntheticPeer: @unchecked Sendable {
                 sender = try MediaSender(tracks: tracks, frequency: configuration.audioFrequency,
                                          bitrate: configuration.opusBitrate,
                                          keyframeInterval: configuration.videoKeyframeInterval,
-                                         start: EventLoop.monotonicMilliseconds())
+                                         start: EventLoop.monotonicMilliseconds(), gain: configuration.audioGain)
                 scheduleSendTick()
                 return nil
             } catch { return error }
+        }
+        if let error { throw error }
+    }
+
+    /// Changes the loudness of the tone from the next 20 ms frame on (0 = silence; the audio
+    /// level extension follows). Needs `startSending()` first.
+    public func setAudioGain(_ gain: Double) throws(PeerError) {
+        let error: PeerError? = onLoop { [self] in
+            guard let sender else { return .invalidState("not sending") }
+            do throws(PeerError) { try sender.setGain(gain) } catch { return error }
+            return nil
         }
         if let error { throw error }
     }

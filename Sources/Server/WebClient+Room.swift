@@ -77,9 +77,13 @@ extension WebClient {
       pc.ontrack = (e) => {
         const s = e.streams[0];
         if (!s) return;
-        if (!sb.remoteStreams.includes(s.id)) sb.remoteStreams.push(s.id);
-        videoTile("room:" + s.id, s.id).srcObject = s;
-        s.onremovetrack = () => { if (s.getTracks().length === 0) { removeTile("room:" + s.id); sb.remoteStreams = sb.remoteStreams.filter((x) => x !== s.id); } };
+        // The stream id is the publisher "account/device" percent-encoded into an SDP token
+        // ("alice%2Flaptop", RFC 8830 msid-id); decode it back to the member key.
+        let id = s.id;
+        try { id = decodeURIComponent(s.id); } catch (err) { /* not ours: keep it as written */ }
+        if (!sb.remoteStreams.includes(id)) sb.remoteStreams.push(id);
+        videoTile("room:" + id, id).srcObject = s;
+        s.onremovetrack = () => { if (s.getTracks().length === 0) { removeTile("room:" + id); sb.remoteStreams = sb.remoteStreams.filter((x) => x !== id); } };
       };
       pc.onconnectionstatechange = () => {
         sb.roomConnectionState = pc.connectionState; renderMembers();

@@ -52,8 +52,10 @@ final class SyntheticClient {
     var dropOnArrival: Set<UInt16> = []
     var rtcpReceived = 0
     var unprotectFailures = 0
-    /// SSRC → stream id (publisher "account/device") from the server's offers.
+    /// SSRC → stream id (publisher "account%2Fdevice", `MemberID.streamID`) from the server's offers.
     var offeredStreams: [UInt32: String] = [:]
+    /// Every server offer answered, as received.
+    var serverOffers: [String] = []
 
     init(_ member: String, serverPort: UInt16) throws {
         self.member = MemberID(member)!
@@ -92,6 +94,7 @@ final class SyntheticClient {
 
     /// Our answer to a server offer: every section mirrored, SSRCs of forwarded tracks noted.
     func answer(serverOffer sdp: String) throws -> String {
+        serverOffers.append(sdp)
         let offer = try SessionDescription(parsing: sdp)
         var lines = ["v=0", "o=- 77 3 IN IP4 127.0.0.1", "s=-", "t=0 0",
                      "a=group:BUNDLE " + offer.media.filter { !$0.isRejected }.compactMap(\.mid).joined(separator: " ")]

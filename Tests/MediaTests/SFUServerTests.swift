@@ -46,7 +46,7 @@ final class SFUServerTests: XCTestCase {
                       "received: \(clients.map { $0.received.count }), stats \(server.stats().counters)")
         for receiver in clients {
             for sender in clients where sender !== receiver {
-                let ssrcs = receiver.offeredStreams.filter { $0.value == sender.member.description }.map(\.key)
+                let ssrcs = receiver.offeredStreams.filter { $0.value == sender.member.streamID }.map(\.key)
                 XCTAssertEqual(ssrcs.count, 1, "\(receiver.member) has one offered SSRC for \(sender.member)")
                 guard let ssrc = ssrcs.first else { continue }
                 XCTAssertNotEqual(ssrc, sender.ssrc, "SSRC rewritten per subscriber")

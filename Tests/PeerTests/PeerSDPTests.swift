@@ -34,7 +34,7 @@ final class PeerSDPTests: XCTestCase {
             XCTAssertEqual(section.direction, .sendrecv)
         }
         XCTAssertEqual(try audio.ssrcs(), [1111])
-        XCTAssertEqual(try audio.msids().first?.streamID, "alice/laptop")
+        XCTAssertEqual(try audio.msids().first?.streamID, "alice%2Flaptop", "escaped into an RFC 8830 msid-id token")
         let opus = try XCTUnwrap(try audio.payloadFormats().first)
         XCTAssertEqual(opus.rtpMap?.attributeValue, "111 opus/48000/2")
         XCTAssertTrue(text.contains("a=fmtp:111 minptime=10;useinbandfec=1"), text)
@@ -69,8 +69,8 @@ final class PeerSDPTests: XCTestCase {
         let server = SFUTransportParameters(iceUfrag: "srv1", icePwd: "serverPasswordOf22Chars", fingerprint: serverFingerprint,
                                             address: "127.0.0.1", port: 50000)
         let builder = SFUOfferBuilder(transport: server, sessionID: "77", sessionVersion: 3)
-        let forwardedAudio = ForwardedTrack(streamID: "bob/phone", trackID: "a", ssrc: 0xB0B, cname: "bob")
-        let forwardedVideo = ForwardedTrack(streamID: "bob/phone", trackID: "v", ssrc: 0xB0C, rtxSSRC: 0xB0D, cname: "bob")
+        let forwardedAudio = ForwardedTrack(streamID: "bob%2Fphone", trackID: "a", ssrc: 0xB0B, cname: "bob")
+        let forwardedVideo = ForwardedTrack(streamID: "bob%2Fphone", trackID: "v", ssrc: 0xB0C, rtxSSRC: 0xB0D, cname: "bob")
         var description = builder.offer(sections: [
             .init(mid: "0", kind: .audio, track: nil), .init(mid: "1", kind: .video, track: nil),
             .init(mid: "2", kind: .audio, track: forwardedAudio), .init(mid: "3", kind: .video, track: forwardedVideo),
@@ -81,7 +81,7 @@ final class PeerSDPTests: XCTestCase {
         let offerText = description.serialized
         let remote = try RemoteDescription(parsing: offerText)
         XCTAssertEqual(remote.sections[2].ssrcs, [0xB0B])
-        XCTAssertEqual(remote.sections[2].streamID, "bob/phone")
+        XCTAssertEqual(remote.sections[2].streamID, "bob/phone", "the member's stream id is decoded")
 
         let answerText = try PeerSDP.answer(to: remote.sdp, transport: transport, tracks: tracks, setup: .active,
                                             sessionID: "123", sessionVersion: 3)

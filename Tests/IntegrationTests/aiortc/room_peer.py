@@ -30,6 +30,7 @@ import os
 import signal
 import sys
 import time
+import urllib.parse
 
 import numpy
 import aioice.ice
@@ -225,7 +226,8 @@ class RoomPeer:
             elif line.startswith("a=mid:"):
                 mid = line[6:].strip()
             elif line.startswith("a=msid:") and mid is not None:
-                ids[mid] = line[7:].split()[0]
+                # "alice%2Flaptop": the member key percent-encoded into an SDP token (RFC 8830).
+                ids[mid] = urllib.parse.unquote(line[7:].split()[0])
         return ids
 
     def on_track(self, track):
