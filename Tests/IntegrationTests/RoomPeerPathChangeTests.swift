@@ -57,6 +57,12 @@ final class RoomPeerPathChangeTests: RoomPeerCase {
             print("\(member.key) ← \(publisher.key) after the rebind: \(stream.packets) packets, lost \(stream.lost)/\(stream.expectedPackets), max gap \(stream.maxArrivalGapMicroseconds / 1000) ms, \(Int(tone.dominantFrequency)) Hz")
         }
         XCTAssertEqual(relay.mappings, [after], "one binding, the new one")
+        // The move is not a departure: no room.memberLeft, and the server offered nothing new.
+        for member in [alice, bob] {
+            XCTAssertFalse(member.room.events.contains { if case .memberLeft = $0 { true } else { false } },
+                           "\(member.key): \(member.room.events)")
+        }
+        XCTAssertFalse(server.logLines.contains { $0.contains("\"msg\":\"room left\"") }, "nobody left the room")
         for member in [alice, bob] {
             XCTAssertEqual(member.peer.report(analyzingTones: false).state, .connected, "\(member.key) stays connected (no ICE restart)")
         }
