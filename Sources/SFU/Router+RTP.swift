@@ -66,6 +66,7 @@ extension Router {
             stream.hot.record(
                 seq: view.sequenceNumber, timestamp: view.timestamp, now: now, clockRate: payload.clockRate,
                 length: view.buffer.count, isKeyframe: isKeyframe)
+            stream.meter.add(bytes: view.buffer.count, now: now)
             noteArrival(view.sequenceNumber, publisher: participant, stream: stream, now: now)
         }
         if isKeyframe { stream.keyframeRequests.pending = false }  // the keyframe answers any waiting request
