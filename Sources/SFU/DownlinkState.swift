@@ -65,8 +65,9 @@ struct SubscriptionLayerState {
 /// report interval (Router+REMB.swift). GCC's loss-based rules (draft-ietf-rmcat-gcc-02 §6)
 /// applied to what we receive, per receiver-report period:
 /// - loss > 10 %: incoming rate × (1 − loss/2);
-/// - loss < 2 %: max(previous × 1.08 per second, 1.5 × incoming) — room to grow, the same
-///   1.5 × headroom libwebrtc's AIMD allows over the acknowledged rate;
+/// - loss < 2 %: previous × 1.08 per second (at least the incoming rate), never above
+///   1.5 × incoming + 10 kbit/s — libwebrtc `AimdRateControl`'s increase and its limit over
+///   the acknowledged rate; the first estimate is that limit;
 /// - in between: hold (previous, else the incoming rate).
 /// Clamped to [30 kbit/s, 20 Mbit/s] (`BandwidthEstimator.Config` bounds).
 struct ReceiveSideEstimate {
@@ -82,7 +83,8 @@ struct ReceiveSideEstimate {
         if fractionLost > config.highLoss {
             value = incoming * (1 - fractionLost / 2)
         } else if fractionLost < config.lowLoss {
-            value = max((bps ?? incoming) * growth(config.increasePerSecond, dt), 1.5 * incoming)
+            let limit = 1.5 * incoming + 10_000
+            value = bps.map { min(max($0 * growth(config.increasePerSecond, dt), incoming), limit) } ?? limit
         } else {
             value = bps ?? incoming
         }

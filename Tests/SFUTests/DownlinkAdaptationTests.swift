@@ -12,13 +12,14 @@ final class DownlinkAdaptationTests: XCTestCase {
     /// Bob's downlink: 5 Mbit/s, then 300 kbit/s from 20 s, lifted again at 30 s. Carol has
     /// 10 Mbit/s throughout. Layers measure ≈ 150/500/1500 kbit/s.
     func testTransportCCTraceDowngradesOnKeyframeAndProbesBackUp() throws {
-        let simulation = try DownlinkSimulation(subscribers: [(bob, 5_000_000, true), (carol, 10_000_000, true)])
+        let simulation = try DownlinkSimulation(subscribers: [(bob, 5_000_000, true), (carol, 10_000_000, true)], rtx: [carol])
         let bobSim = simulation.subscriber(bob)
         let carolSim = simulation.subscriber(carol)
         try simulation.run(until: 20_000_000)
         print("bob ramp-up:", describe(bobSim))
         XCTAssertEqual(bobSim.target(at: 20_000_000), 2, "a 5 Mbit/s link reaches the top layer: \(describe(bobSim))")
-        let carolTop = try XCTUnwrap(carolSim.targets.first { $0.target == 2 }?.time, describe(carolSim))
+        let carolTop = try XCTUnwrap(carolSim.targets.last?.time, describe(carolSim))
+        XCTAssertEqual(carolSim.targets.last?.target, 2, describe(carolSim))
 
         // The link drops to 300 kbit/s.
         try simulation.run(until: 30_000_000) { now in if now == 20_000_000 + 5_000 { bobSim.link.capacityBps = 300_000 } }
@@ -44,6 +45,13 @@ final class DownlinkAdaptationTests: XCTestCase {
         // Carol kept the top layer from the time she reached it.
         XCTAssertTrue(carolSim.targets.filter { $0.time >= carolTop }.allSatisfy { $0.target == 2 }, describe(carolSim))
         XCTAssertLessThan(carolTop, 15_000_000)
+        XCTAssertEqual(carolSim.targets.last?.time, carolTop, "no change after reaching the top layer: \(describe(carolSim))")
+        // Padding: bob (no RTX) on his video SSRC, carol on her RTX SSRC.
+        let bobVideo = try XCTUnwrap(simulation.router.subscriptions(of: bob).first { $0.kind == .video })
+        let carolVideo = try XCTUnwrap(simulation.router.subscriptions(of: carol).first { $0.kind == .video })
+        XCTAssertEqual(bobSim.paddingSSRCs, [bobVideo.ssrc])
+        XCTAssertEqual(carolSim.paddingSSRCs, [carolVideo.rtxSSRC])
+        XCTAssertEqual(carolSim.videoSequenceBreaks, 0)
         let stats = try XCTUnwrap(simulation.router.downlinkStats(bob, now: simulation.now))
         print("bob stats:", stats.estimateBps, "probes", stats.probesStarted, "padding", stats.paddingPackets, stats.paddingBytes, "last probe", stats.lastProbeBps ?? 0)
         XCTAssertGreaterThan(stats.probesStarted, 0)

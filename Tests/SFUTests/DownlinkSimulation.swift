@@ -22,6 +22,7 @@ final class SimulatedSubscriber {
     var videoTimes: [Int64] = []
     var audioTimes: [Int64] = []
     var paddingTimes: [Int64] = []
+    var paddingSSRCs: Set<UInt32> = []
     /// Target layer (nil = paused) whenever it changed, sampled after each tick.
     var targets: [(time: Int64, target: Int?)] = []
     /// Sequence continuity of the video SSRC: packets whose number was not last + 1.
@@ -56,16 +57,19 @@ final class DownlinkSimulation {
     /// RTCP the router sent alice.
     var toPublisher: [RTCPPacket] = []
 
-    init(subscribers specs: [(ParticipantID, capacityBps: Double, transportCC: Bool)]) throws {
+    /// RTX payload type 121 (apt 120) for subscribers created with `rtx`.
+    init(subscribers specs: [(ParticipantID, capacityBps: Double, transportCC: Bool)], rtx: Set<ParticipantID> = [], publisher: TrackDescription? = nil) throws {
         try router.join(alice, room: room, description: receiver("a"), now: 0)
         for spec in specs {
             var extensions = HeaderExtensionIDs(mid: 9, audioLevel: 5, absSendTime: 6, transportCC: 7)
             if !spec.transportCC { extensions.transportCC = 0 }
-            try router.join(spec.0, room: room, description: receiver("s\(spec.0.raw)", extensions: extensions), now: 0)
+            var description = receiver("s\(spec.0.raw)", extensions: extensions)
+            if rtx.contains(spec.0) { description.receiveCodecs[1].rtxPayloadType = 121 }
+            try router.join(spec.0, room: room, description: description, now: 0)
             subscribers.append(SimulatedSubscriber(id: spec.0, capacityBps: spec.capacityBps, transportCC: spec.transportCC))
         }
         try router.publish(alice, track: audioTrack("mic", ssrc: audioSSRC), now: 0)
-        try router.publish(alice, track: videoTrack("cam", layers: layerSSRCs.map { StreamDescription(ssrc: $0) }), now: 0)
+        try router.publish(alice, track: publisher ?? videoTrack("cam", layers: layerSSRCs.map { StreamDescription(ssrc: $0) }), now: 0)
         keyframeDue = Set(layerSSRCs)
     }
 
@@ -164,7 +168,14 @@ final class DownlinkSimulation {
             while let written = try router.writeProbePadding(subscriber: id, now: now, transportSequenceNumber: subscriber.transportSequence, into: buffer) {
                 let view = try RTPPacketView(UnsafeRawBufferPointer(rebasing: buffer[0..<written]))
                 XCTAssertTrue(view.payload.isEmpty, "padding-only")
+                XCTAssertTrue(view.hasPadding)
                 subscriber.paddingTimes.append(now)
+                subscriber.paddingSSRCs.insert(view.ssrc)
+                if let video = router.subscriptions(of: id).first(where: { $0.kind == .video }), view.ssrc == video.ssrc {
+                    // Padding on the media SSRC takes the next number; media continues after it.
+                    if let last = subscriber.lastVideoSeq, view.sequenceNumber != last &+ 1 { subscriber.videoSequenceBreaks += 1 }
+                    subscriber.lastVideoSeq = view.sequenceNumber
+                }
                 transmit(written, tcc: subscriber.transportCC ? subscriber.transportSequence : nil, to: subscriber)
             }
         }
