@@ -106,6 +106,25 @@ final class DownlinkControlTests: XCTestCase {
         XCTAssertEqual([be32(20), be32(24), be32(28), be32(32)], [0xA1, 0x10, 0x20, 0x30])
     }
 
+    /// A subscriber with neither transport-cc nor REMB: its receiver reports' fraction lost
+    /// drives the loss-based estimate (GCC §6), down to a pause under persistent 25 % loss,
+    /// with audio still forwarded.
+    func testReceiverReportLossDrivesASubscriberWithoutTransportCC() throws {
+        let simulation = try DownlinkSimulation(subscribers: [(bob, 20_000_000, false)])
+        let bobSim = simulation.subscriber(bob)
+        try simulation.run(until: 3_000_000)
+        XCTAssertEqual(bobSim.targets.count, 1, "no signal yet: no adaptation, \(describe(bobSim))")
+        bobSim.reportLoss = { _ in 64 }
+        try simulation.run(until: 20_000_000)
+        print("rr loss:", describe(bobSim))
+        let stats = try XCTUnwrap(simulation.router.downlinkStats(bob, now: simulation.now))
+        XCTAssertEqual(stats.lossRatio, 0.25)
+        XCTAssertLessThan(stats.estimateBps, 150_000)
+        XCTAssertEqual(bobSim.targets.last?.target, nil, "paused: \(describe(bobSim))")
+        XCTAssertTrue(bobSim.targets.contains { $0.target == 0 }, "layer 0 before the pause")
+        XCTAssertTrue(bobSim.audioTimes.contains { $0 > 19_000_000 })
+    }
+
     func testReceiveSideEstimateFollowsLoss() {
         var estimate = ReceiveSideEstimate()
         XCTAssertEqual(estimate.update(incomingBps: 1_000_000, fractionLost: 0, now: 0), 1_510_000, "1.5 × incoming + 10 kbit/s")

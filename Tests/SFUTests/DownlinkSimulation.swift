@@ -11,6 +11,8 @@ final class SimulatedSubscriber {
     let transportCC: Bool
     /// Scripted REMB (bit/s at a time), sent every 500 ms when set.
     var remb: ((Int64) -> UInt64)?
+    /// Scripted fraction lost (of 256) in a receiver report every second, when set.
+    var reportLoss: ((Int64) -> UInt8)?
     var generator = TransportFeedbackGenerator()
     var transportSequence: UInt16 = 0
     var inFlight: [(arrival: Int64, seq: UInt16)] = []
@@ -153,6 +155,13 @@ final class DownlinkSimulation {
             }
             if let remb = subscriber.remb, now % 500_000 == 0 {
                 packets.append(.remb(RTCPReceiverEstimatedMaxBitrate(senderSSRC: 0xB0B0 + subscriber.id.raw, bitrate: remb(now), ssrcs: [])))
+            }
+            if let loss = subscriber.reportLoss, now % 1_000_000 == 0 {
+                let blocks = router.subscriptions(of: subscriber.id).map {
+                    RTCPReportBlock(ssrc: $0.ssrc, fractionLost: loss(now), cumulativeLost: 0, extendedHighestSequenceNumber: 0,
+                                    jitter: 0, lastSenderReport: 0, delaySinceLastSenderReport: 0)
+                }
+                packets.append(.receiverReport(RTCPReceiverReport(ssrc: 0xB0B0 + subscriber.id.raw, reportBlocks: blocks)))
             }
             guard !packets.isEmpty else { continue }
             handle(try rtcp(router, from: subscriber.id, packets, now: now))
