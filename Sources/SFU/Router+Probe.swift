@@ -93,7 +93,7 @@ extension Router {
         let payloadType: UInt8
         let sequenceNumber: UInt16
         let timestamp: UInt32
-        guard let slot = subscription.slot else { return nil }
+        guard let slot = subscription.slot, !slot.paused else { return nil }  // paused since the probe began
         if let rtx = probe.rtxPayloadType {
             ssrc = subscription.outgoingRTXSSRC
             payloadType = rtx
