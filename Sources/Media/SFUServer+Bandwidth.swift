@@ -21,6 +21,21 @@ extension SFUServer {
         }, notRunning: { completion(.failure(.notRunning)) })
     }
 
+    /// The size (device pixels) `member` renders `publisher`'s video track `mid` at: the
+    /// layer selection stops at the lowest layer covering it (`Router.setMaxSize`).
+    public func setMaxSize(member: MemberID, publisher: MemberID, mid: String, width: Int, height: Int,
+                           completion: @escaping (Result<Void, SFUServerError>) -> Void = { _ in }) {
+        onLoop({ [unowned self] in
+            guard let subscriber = members[member], let source = members[publisher] else { return completion(.failure(.unknownMember)) }
+            do throws(SFUError) {
+                try router.setMaxSize(subscriber: subscriber.id, publisher: source.id, track: TrackID(mid), width: width, height: height)
+                completion(.success(()))
+            } catch {
+                completion(.failure(.routerRejected(reason: error.code)))
+            }
+        }, notRunning: { completion(.failure(.notRunning)) })
+    }
+
     /// Sends the padding of running bandwidth probes (Router+Probe.swift), each packet with
     /// the subscriber transport's next transport-wide sequence number. Called on the timer.
     func sendProbePadding() {

@@ -55,6 +55,8 @@ struct SubscriptionLayerState {
     /// The largest layer the subscriber asked for (`Router.setMaxLayer`); clamped to the
     /// track's layers when used.
     var maxLayer = Int.max
+    /// The largest picture the subscriber renders (`Router.setMaxSize`), nil = any.
+    var maxSize: (width: Int, height: Int)?
     /// `Router.setTargetLayer` fixed the layer by hand: the selector leaves it alone.
     var pinned = false
     var lastReason: LayerSelector.Reason?

@@ -11,6 +11,11 @@ public struct VideoLayerStats: Equatable, Sendable {
     public var paused: Bool
     /// The subscriber's requested maximum (nil: none).
     public var maxLayer: Int?
+    /// The subscriber's rendered size (`setMaxSize`), nil: none given.
+    public var maxWidth: Int?
+    public var maxHeight: Int?
+    /// Picture size per layer from the publisher's VP8 keyframes (0: not known).
+    public var layerSizes: [LayerSize]
     /// Target fixed by `setTargetLayer` (no bandwidth-driven selection).
     public var pinned: Bool
     /// Why the target last changed (`LayerSelector.Reason` raw value), nil before any decision.
@@ -18,6 +23,11 @@ public struct VideoLayerStats: Equatable, Sendable {
     /// Measured rate of each layer as received from the publisher, bit/s (lowest first).
     public var layerBitrates: [UInt64]
     public var layerSwitches: UInt64
+}
+
+public struct LayerSize: Equatable, Sendable {
+    public var width: Int
+    public var height: Int
 }
 
 /// Downlink bandwidth state of one subscriber.
@@ -60,7 +70,9 @@ extension Router {
                 return VideoLayerStats(
                     publisher: subscription.track.publisher, track: subscription.track.description.id,
                     currentLayer: slot.currentLayer, targetLayer: slot.targetLayer, paused: slot.paused,
-                    maxLayer: requested == .max ? nil : requested, pinned: subscription.layers.pinned,
+                    maxLayer: requested == .max ? nil : requested,
+                    maxWidth: subscription.layers.maxSize?.width, maxHeight: subscription.layers.maxSize?.height,
+                    layerSizes: subscription.track.streams.map { LayerSize(width: $0.width, height: $0.height) }, pinned: subscription.layers.pinned,
                     lastReason: subscription.layers.lastReason?.rawValue,
                     layerBitrates: subscription.track.streams.map { $0.meter.bitrate(now: now) },
                     layerSwitches: slot.layerSwitches)

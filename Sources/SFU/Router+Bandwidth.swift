@@ -37,6 +37,30 @@ extension Router {
         subscription.layers.pinned = false
     }
 
+    /// The size the subscriber renders a video track at (its video element's size in device
+    /// pixels): the selector then stops at the lowest layer that covers it (width or height
+    /// at least as large), as LiveKit's adaptive stream does. Layer sizes come from the
+    /// publisher's VP8 keyframes; while unknown (other codecs, no keyframe yet) only
+    /// `setMaxLayer` limits. Undoes a `setTargetLayer` pin.
+    public func setMaxSize(subscriber: ParticipantID, publisher: ParticipantID, track trackID: TrackID, width: Int, height: Int) throws(SFUError) {
+        let subscription = try findSubscription(subscriber: subscriber, publisher: publisher, track: trackID)
+        guard width > 0, height > 0 else { throw .badSize }
+        subscription.layers.maxSize = (width, height)
+        subscription.layers.pinned = false
+    }
+
+    /// The largest layer a subscription may get: its `maxLayer`, lowered by its `maxSize`.
+    func layerCap(_ subscription: Subscription) -> Int {
+        let track = subscription.track
+        var cap = min(subscription.layers.maxLayer, track.highestLayer)
+        if let size = subscription.layers.maxSize, cap > 0,
+           let covering = track.streams.prefix(cap + 1).first(where: { $0.width >= size.width || $0.height >= size.height }),
+           track.streams.prefix(cap + 1).allSatisfy({ $0.width > 0 }) {
+            cap = covering.layer
+        }
+        return cap
+    }
+
     /// The subscriber's current downlink estimate, bit/s (nil for an unknown participant).
     public func downlinkEstimate(_ subscriber: ParticipantID, now: Int64) -> UInt64? {
         participants[subscriber]?.downlink.estimator.estimate(now: now)
@@ -99,7 +123,7 @@ extension Router {
         let estimate = state.downlink.estimator.estimate(now: now)
         var reserved = audioBps
         for subscription in videos where !subscription.layers.pinned && !subscription.track.muted {
-            let cap = min(subscription.layers.maxLayer, subscription.track.highestLayer)
+            let cap = layerCap(subscription)
             guard signal else {
                 // No estimate to act on: the requested maximum only.
                 if let slot = subscription.slot, slot.targetLayer > cap { retarget(subscription, to: cap, reason: .maxLayer, now: now) }

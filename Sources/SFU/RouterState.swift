@@ -48,6 +48,10 @@ final class InboundStream {
     var nacks: NackGenerator?
     /// Measured rate of this stream (layer), fed per packet; read by the layer selection.
     var meter = BitrateMeter()
+    /// Picture size from this layer's last VP8 keyframe (0 = not known: other codecs, or no
+    /// keyframe seen yet); maps a subscriber's maximum size to a layer.
+    var width = 0
+    var height = 0
 
     init(layer: Int, description: StreamDescription) {
         self.layer = layer

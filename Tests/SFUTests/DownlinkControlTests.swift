@@ -125,6 +125,41 @@ final class DownlinkControlTests: XCTestCase {
         XCTAssertTrue(bobSim.audioTimes.contains { $0 > 19_000_000 })
     }
 
+    /// The subscriber's rendered size caps the layer (sizes learned from VP8 keyframes):
+    /// 640×360 stops at layer 1 on a link that would carry layer 2, 300×160 at layer 0.
+    func testSetMaxSizeStopsAtTheCoveringLayer() throws {
+        let simulation = try DownlinkSimulation(subscribers: [(bob, 20_000_000, false)])
+        let bobSim = simulation.subscriber(bob)
+        bobSim.remb = { _ in 5_000_000 }
+        try simulation.router.setMaxSize(subscriber: bob, publisher: alice, track: TrackID("cam"), width: 640, height: 360)
+        try simulation.run(until: 6_000_000)
+        XCTAssertEqual(bobSim.targets.last?.target, 1, describe(bobSim))
+        var stats = try XCTUnwrap(simulation.router.downlinkStats(bob, now: simulation.now)?.video.first)
+        XCTAssertEqual(stats.layerSizes, [LayerSize(width: 320, height: 180), LayerSize(width: 640, height: 360), LayerSize(width: 1280, height: 720)])
+        XCTAssertEqual(stats.maxWidth, 640)
+        try simulation.router.setMaxSize(subscriber: bob, publisher: alice, track: TrackID("cam"), width: 300, height: 160)
+        try simulation.run(until: 7_000_000)
+        XCTAssertEqual(bobSim.targets.last?.target, 0, describe(bobSim))
+        stats = try XCTUnwrap(simulation.router.downlinkStats(bob, now: simulation.now)?.video.first)
+        XCTAssertEqual(stats.lastReason, "maxLayer")
+        XCTAssertThrowsError(try simulation.router.setMaxSize(subscriber: bob, publisher: alice, track: TrackID("cam"), width: 0, height: 10)) {
+            XCTAssertEqual($0 as? SFUError, .badSize)
+        }
+    }
+
+    func testVP8KeyframeSizePerRFC6386() {
+        func size(_ bytes: [UInt8]) -> (Int, Int)? {
+            bytes.withUnsafeBytes { KeyframeDetector.vp8KeyframeSize($0).map { ($0.width, $0.height) } }
+        }
+        XCTAssertTrue(size(vp8Keyframe((1280, 720)))! == (1280, 720))
+        // Extended descriptor (X, I with a 15-bit picture id), and scaling bits set (ignored).
+        let extended: [UInt8] = [0x90, 0x80, 0x81, 0x23, 0x00, 0x00, 0x00, 0x9D, 0x01, 0x2A, 0x80, 0x47, 0x68, 0xC2]
+        XCTAssertTrue(size(extended)! == (0x0780, 0x0268))
+        XCTAssertNil(size([0x10, 0x01, 0x00, 0x00, 0x9D, 0x01, 0x2A, 0, 5, 0, 5]), "delta frame")
+        XCTAssertNil(size([0x10, 0x00, 0x00, 0x00, 0x9D, 0x01, 0x2B, 0, 5, 0, 5]), "bad start code")
+        XCTAssertNil(size([0x10, 0x00, 0x00, 0x00, 0x9D, 0x01, 0x2A, 0, 5]), "truncated")
+    }
+
     func testReceiveSideEstimateFollowsLoss() {
         var estimate = ReceiveSideEstimate()
         XCTAssertEqual(estimate.update(incomingBps: 1_000_000, fractionLost: 0, now: 0), 1_510_000, "1.5 × incoming + 10 kbit/s")

@@ -2,6 +2,13 @@ import RTP
 import XCTest
 @testable import SFU
 
+/// First packet of a VP8 keyframe of `size`: RFC 7741 descriptor (S = 1), then RFC 6386
+/// §9.1 frame tag (P = 0), start code, 14-bit width and height little-endian.
+func vp8Keyframe(_ size: (Int, Int)) -> [UInt8] {
+    [0x10, 0x00, 0x00, 0x00, 0x9D, 0x01, 0x2A,
+     UInt8(size.0 & 0xFF), UInt8(size.0 >> 8), UInt8(size.1 & 0xFF), UInt8(size.1 >> 8)]
+}
+
 /// One simulated subscriber: its downlink (`SimulatedLink`), its transport-cc receiver
 /// (`TransportFeedbackGenerator`, feedback every 100 ms through the wire codec) or a scripted
 /// REMB, and what it observed.
@@ -49,6 +56,8 @@ final class DownlinkSimulation {
     let router = makeRouter()
     var now: Int64 = 0
     var layerRates: [Int] = [150_000, 500_000, 1_500_000]
+    /// Picture sizes written into the layers' VP8 keyframes.
+    let layerSizes = [(320, 180), (640, 360), (1280, 720)]
     let layerSSRCs: [UInt32] = [0x10, 0x20, 0x30]
     let audioSSRC: UInt32 = 0xA1
     var sequence: [UInt32: UInt16] = [:]
@@ -98,7 +107,7 @@ final class DownlinkSimulation {
             let count = (bytes + 1099) / 1100
             let keyframe = keyframeDue.remove(ssrc) != nil
             for index in 0..<count {
-                let prefix = index > 0 ? vp8Continuation : keyframe ? vp8Keyframe : vp8Delta
+                let prefix = index > 0 ? vp8Continuation : keyframe ? vp8Keyframe(layerSizes[layer]) : vp8Delta
                 let payload = prefix + [UInt8](repeating: 0, count: max(bytes / count - prefix.count, 0))
                 try emit(ssrc: ssrc, payload: payload, layer: layer, keyframe: keyframe && index == 0)
             }
