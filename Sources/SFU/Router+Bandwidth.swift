@@ -122,7 +122,12 @@ extension Router {
         let signal = state.downlink.hasSignal(transportCCNegotiated: state.description.receiveExtensions.transportCC != 0)
         let estimate = state.downlink.estimator.estimate(now: now)
         var reserved = audioBps
-        for subscription in videos where !subscription.layers.pinned && !subscription.track.muted {
+        for subscription in videos where !subscription.track.muted {
+            if subscription.layers.pinned {
+                // Fixed by hand: not chosen here, but what it takes is not available to the rest.
+                if let slot = subscription.slot, !slot.paused { reserved += subscription.track.streams[slot.targetLayer].meter.bitrate(now: now) }
+                continue
+            }
             let cap = layerCap(subscription)
             guard signal else {
                 // No estimate to act on: the requested maximum only.

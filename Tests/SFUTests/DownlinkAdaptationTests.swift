@@ -56,6 +56,13 @@ final class DownlinkAdaptationTests: XCTestCase {
         print("bob stats:", stats.estimateBps, "probes", stats.probesStarted, "padding", stats.paddingPackets, stats.paddingBytes, "last probe", stats.lastProbeBps ?? 0)
         XCTAssertGreaterThan(stats.probesStarted, 0)
         XCTAssertLessThanOrEqual(stats.paddingBytes, stats.probesStarted * UInt64(Router.probeBudgetBytes) + stats.probesStarted * 300, "probes stay within their byte budget")
+        // Each probe is one bounded burst: padding within `probeDuration` of its first packet.
+        var bursts: [(start: Int64, last: Int64)] = []
+        for time in bobSim.paddingTimes + carolSim.paddingTimes.map({ $0 + 1_000_000_000 }) {
+            if let current = bursts.last, time - current.start < 1_000_000 { bursts[bursts.count - 1].last = time } else { bursts.append((time, time)) }
+        }
+        XCTAssertEqual(UInt64(bursts.filter { $0.start < 1_000_000_000 }.count), stats.probesStarted)
+        XCTAssertTrue(bursts.allSatisfy { $0.last - $0.start <= Router.probeDuration }, "\(bursts)")
         XCTAssertEqual(stats.video.first?.currentLayer, 2)
         XCTAssertEqual(stats.video.first?.targetLayer, 2)
     }
