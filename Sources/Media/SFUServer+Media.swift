@@ -91,6 +91,7 @@ extension SFUServer {
             }
             do {
                 let written = try batch.write(index, into: scratch, transportSequenceNumber: subscriber.transportSequence)
+                router.recordSent(subscriber: subscriber.id, transportSequenceNumber: subscriber.transportSequence, size: written, now: now)
                 subscriber.transportSequence &+= 1
                 // Keep the rewritten (pre-SRTP) packet for NACKs from this subscriber; the
                 // cache exists once the subscriber has sent its first NACK (docs/rtcp.md).
@@ -157,6 +158,7 @@ extension SFUServer {
             do {
                 guard let written = try router.writeRetransmission(pending, now: now, transportSequenceNumber: subscriber.transportSequence,
                                                                    into: scratch) else { continue }
+                router.recordSent(subscriber: subscriber.id, transportSequenceNumber: subscriber.transportSequence, size: written, now: now)
                 subscriber.transportSequence &+= 1
                 let protected = try outbound.protectRTP(scratch, length: written)
                 if loop.send(UnsafeRawBufferPointer(rebasing: scratch[0..<protected]), to: subscriber.session) {
@@ -223,6 +225,7 @@ extension SFUServer {
             }
         }
         send(router.tick(now: Self.monotonicMicroseconds(), ntp: Self.ntpNow()))
+        sendProbePadding()
         for change in router.takeSpeakerChanges() {
             let speaker = change.speaker.flatMap { id -> MemberID? in
                 let raw = Int(id.raw)
@@ -274,7 +277,8 @@ extension SFUServer {
                 packetsIn: participant.packetsIn, bytesIn: participant.bytesIn, packetsOut: participant.packetsOut,
                 bytesOut: participant.bytesOut, packetsLost: lost, rttMicroseconds: router.participantStats(participant.id)?.rtt,
                 srtpAuthFailures: participant.srtp?.authFailures ?? 0, srtpReplays: participant.srtp?.replays ?? 0,
-                generation: participant.generation, offerOutstanding: participant.outstandingGeneration != nil)
+                generation: participant.generation, offerOutstanding: participant.outstandingGeneration != nil,
+                downlink: router.downlinkStats(participant.id, now: Self.monotonicMicroseconds()))
         }
         let counts = router.counts
         return SFUServerStats(counters: counters, loop: loop.counters, members: memberStats, rooms: counts.rooms,

@@ -250,7 +250,10 @@ extension SFUServer {
         }
         return TrackDescription(
             id: TrackID(section.mid), kind: kind == .audio ? .audio : .video, codecs: section.codecs.map(codecDescription),
-            layers: layers, extensions: extensionIDs(section.headerExtensions), mid: section.mid)
+            layers: layers, extensions: extensionIDs(section.headerExtensions), mid: section.mid,
+            // Our answer lists goog-remb for video codecs that offered it (SFUCodec.feedback);
+            // a REMB the publisher did not negotiate is ignored by it (RFC 4585 §4.2).
+            acceptsREMB: kind == .video)
     }
 
     /// Publishes, re-publishes or unpublishes the member's own sections; true when its set of

@@ -56,6 +56,8 @@ public final class SFUServer {
     /// Subscribers' NACK answers drained from the router; reused, so answering allocates
     /// nothing once it has grown to the largest NACK seen.
     var pendingRetransmissions: [PendingRetransmission] = []
+    /// Subscribers with probe padding due (reused per timer tick).
+    var probing: [ParticipantID] = []
     let scratch: UnsafeMutableRawBufferPointer
     var loopThread: pthread_t?
     private var started = false

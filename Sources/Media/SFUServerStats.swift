@@ -1,3 +1,5 @@
+import SFU
+
 /// Counters of the SFU media plane (loop thread writes; `stats()` snapshots).
 public struct SFUServerCounters: Equatable, Sendable {
     /// SRTP packets received from known members.
@@ -38,6 +40,8 @@ public struct SFUServerCounters: Equatable, Sendable {
     public var dtlsConnected: UInt64 = 0
     /// Server offers emitted.
     public var offersSent: UInt64 = 0
+    /// Padding-only packets sent as bandwidth probes (Router+Probe.swift).
+    public var probePadding: UInt64 = 0
 
     public init() {}
 }
@@ -61,6 +65,8 @@ public struct SFUMemberStats: Equatable, Sendable {
     /// Last server offer generation and whether it is unanswered.
     public var generation: UInt64
     public var offerOutstanding: Bool
+    /// Downlink estimate, probes and per video track current/target layer (issue 4).
+    public var downlink: DownlinkStats?
 }
 
 /// A snapshot of the media plane.

@@ -55,6 +55,8 @@ public struct BandwidthEstimator: Sendable {
     }
 
     private struct Sent {
+        /// Unwrapped transport-wide sequence number (-1: empty slot).
+        var sequence: Int64
         var sendTime: Int64
         var size: Int
         var acked = false
@@ -76,8 +78,12 @@ public struct BandwidthEstimator: Sendable {
 
     public let config: Config
     private var sendUnwrapper = SequenceNumberUnwrapper()
-    private var sent: [Int64: Sent] = [:]
-    private var oldestSent: Int64?
+    /// Send history: a ring indexed by the unwrapped transport-wide sequence number, allocated
+    /// at the first send, so recording a packet never allocates. 4096 entries: `sendHistory`
+    /// (2 s) at 2,048 packets/s, about `maxBps` (20 Mbit/s) in 1,200-byte packets.
+    private static let historySize = 4096
+    private var history: [Sent] = []
+    private var lastSendTime: Int64 = .min
     private var referenceUnwrapped: Int64?
     private var lastReferenceRaw: UInt32 = 0
     private var detector = DelayTrendDetector()
@@ -148,9 +154,9 @@ public struct BandwidthEstimator: Sendable {
     ///   acknowledged for a result.
     public mutating func packetSent(transportSequenceNumber: UInt16, size: Int, now: Int64, probeCluster: Int? = nil) {
         let seq = sendUnwrapper.unwrap(transportSequenceNumber)
-        sent[seq] = Sent(sendTime: now, size: size, probeCluster: probeCluster)
-        if oldestSent == nil { oldestSent = seq }
-        pruneSent(now: now)
+        if history.isEmpty { history = Array(repeating: Sent(sequence: -1, sendTime: 0, size: 0), count: Self.historySize) }
+        history[Self.slot(seq)] = Sent(sequence: seq, sendTime: now, size: size, probeCluster: probeCluster)
+        lastSendTime = max(lastSendTime, now)
     }
 
     /// Consumes one transport-cc feedback about our packets.
@@ -169,7 +175,7 @@ public struct BandwidthEstimator: Sendable {
         var lost = 0
         for result in feedback.packetResults {
             let seq = sendUnwrapper.peek(result.sequenceNumber)
-            guard var packet = sent[seq] else { continue }
+            guard var packet = sentPacket(seq) else { continue }
             if let arrival = result.arrivalMicros.map({ $0 + offset }) {
                 guard !packet.acked else { continue }
                 packet.acked = true
@@ -182,7 +188,7 @@ public struct BandwidthEstimator: Sendable {
                 packet.reportedLost = true
                 lost += 1
             }
-            sent[seq] = packet
+            history[Self.slot(seq)] = packet
         }
         updateDeliveredRate()
         if delayBasedBps == nil { delayBasedBps = Double(config.initialBps) }
@@ -339,14 +345,15 @@ public struct BandwidthEstimator: Sendable {
         lossBasedBps = min(max(estimate, Double(config.minBps)), Double(config.maxBps))
     }
 
-    private mutating func pruneSent(now: Int64) {
-        guard var oldest = oldestSent else { return }
-        while let packet = sent[oldest], now - packet.sendTime > config.sendHistory {
-            sent[oldest] = nil
-            oldest += 1
-        }
-        while sent[oldest] == nil, oldest < (sendUnwrapper.lastUnwrapped ?? oldest) { oldest += 1 }
-        oldestSent = oldest
+    private static func slot(_ sequence: Int64) -> Int { Int(sequence & Int64(historySize - 1)) }
+
+    /// The send record of `sequence`, nil when never sent, overwritten by a newer one, or
+    /// older than `sendHistory` before the latest send (feedback that late is ignored).
+    private func sentPacket(_ sequence: Int64) -> Sent? {
+        guard !history.isEmpty else { return nil }
+        let entry = history[Self.slot(sequence)]
+        guard entry.sequence == sequence, lastSendTime - entry.sendTime <= config.sendHistory else { return nil }
+        return entry
     }
 }
 

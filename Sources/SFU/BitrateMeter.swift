@@ -37,7 +37,10 @@ public struct BitrateMeter: Equatable, Sendable {
         let age = max((now - headStart) / bucketLength, 0)  // buckets elapsed since head
         guard age < Int64(buckets.count) else { return 0 }
         let bytes = total(skipping: Int(age))
-        let span = min(window, max(now - firstSample, bucketLength))
+        // The summed buckets span from the oldest one's start to `now` (not a whole window:
+        // read right at a bucket boundary they cover 0.9 s, and dividing by 1 s read 8 % low).
+        let covered = now - headStart + Int64(buckets.count - Int(age) - 1) * bucketLength
+        let span = max(min(covered, now - firstSample), bucketLength)
         return UInt64(Double(bytes * 8) * 1_000_000 / Double(span))
     }
 

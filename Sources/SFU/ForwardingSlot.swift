@@ -32,6 +32,12 @@ struct ForwardingSlot {
     var needsResync = false
     /// Identity of the current source for the rewriters: bumped on every source change or resync.
     var sourceEpoch: UInt32 = 0
+    /// Identity of the current source for the sequence rewriter alone: also bumped around a
+    /// padding packet inserted on the media SSRC (probing without RTX), so the next media
+    /// packet continues after it while the timestamps stay untouched.
+    var sequenceEpoch: UInt32 = 0
+    /// Video paused by the layer selection (the downlink cannot carry even the lowest layer).
+    var paused = false
     var currentSource: UInt32?
     var sequence = SequenceRewriter()
     var timestamps = TimestampRewriter()
@@ -45,6 +51,7 @@ struct ForwardingSlot {
     var droppedOtherLayer: UInt64 = 0
     var droppedLate: UInt64 = 0
     var layerSwitches: UInt64 = 0
+    var droppedPaused: UInt64 = 0
 
     init(subscriber: ParticipantID, outgoingSSRC: UInt32, kind: MediaKind, highestLayer: Int) {
         self.subscriber = subscriber
@@ -57,6 +64,10 @@ struct ForwardingSlot {
     /// The forwarding decision for one packet, with all per-subscriber rewriting state updated.
     @inline(__always)
     mutating func forward(_ packet: PacketFacts) -> Forward? {
+        if paused {
+            droppedPaused += 1
+            return nil
+        }
         // Layer selection: forward the current layer; move to the target layer at its keyframe.
         if currentLayer == packet.layer, !waitingForKeyframe || packet.canSwitch {
             waitingForKeyframe = false
@@ -78,13 +89,14 @@ struct ForwardingSlot {
             currentSource = packet.ssrc
             needsResync = false
             sourceEpoch &+= 1
+            sequenceEpoch &+= 1
             if let last = lastForwardAt {
                 // Advance by the wall-clock gap so the subscriber's jitter buffer sees real time.
                 let elapsed = max(packet.now - last, 0)
                 gap = UInt32(truncatingIfNeeded: max(elapsed * Int64(packet.clockRate) / 1_000_000, 1))
             }
         }
-        guard let sequenceNumber = sequence.rewrite(packet.sequenceNumber, source: sourceEpoch) else {
+        guard let sequenceNumber = sequence.rewrite(packet.sequenceNumber, source: sequenceEpoch) else {
             droppedLate += 1
             return nil
         }
@@ -98,5 +110,15 @@ struct ForwardingSlot {
         return Forward(
             subscriber: subscriber, ssrc: outgoingSSRC, sequenceNumber: sequenceNumber,
             timestamp: timestamp, payloadType: mapped & 0x7F, extensions: extensions)
+    }
+
+    /// Takes the next output sequence number for a padding-only packet on the media SSRC and
+    /// makes the next media packet continue after it. Nil before anything was forwarded.
+    mutating func insertPadding() -> (sequenceNumber: UInt16, timestamp: UInt32)? {
+        guard sequence.lastOutput != nil, currentSource != nil else { return nil }
+        sequenceEpoch &+= 1
+        guard let number = sequence.rewrite(0, source: sequenceEpoch) else { return nil }
+        sequenceEpoch &+= 1
+        return (number, lastOutputTimestamp)
     }
 }

@@ -30,23 +30,40 @@ public enum KeyframeDetector: Sendable, Equatable {
     /// ```
     /// A keyframe starts where S = 1, PID = 0 and the header's P bit is 0.
     public static func isVP8KeyframeStart(_ payload: UnsafeRawBufferPointer) -> Bool {
-        guard payload.count >= 1 else { return false }
+        guard let offset = vp8HeaderOffset(payload) else { return false }
+        return payload[offset] & 0x01 == 0  // P bit: 0 = keyframe
+    }
+
+    /// Picture size of a VP8 keyframe's first packet (RFC 6386 §9.1: 3-byte frame tag, start
+    /// code 9D 01 2A, then 14-bit width and height, little-endian, 2 scaling bits each).
+    public static func vp8KeyframeSize(_ payload: UnsafeRawBufferPointer) -> (width: Int, height: Int)? {
+        guard let offset = vp8HeaderOffset(payload), payload.count >= offset + 10, payload[offset] & 0x01 == 0,
+              payload[offset + 3] == 0x9D, payload[offset + 4] == 0x01, payload[offset + 5] == 0x2A else { return nil }
+        let width = (Int(payload[offset + 6]) | Int(payload[offset + 7]) << 8) & 0x3FFF
+        let height = (Int(payload[offset + 8]) | Int(payload[offset + 9]) << 8) & 0x3FFF
+        return (width, height)
+    }
+
+    /// Where the VP8 payload header starts after the RFC 7741 descriptor, for the first
+    /// packet of a frame (S = 1, PID = 0); nil otherwise.
+    static func vp8HeaderOffset(_ payload: UnsafeRawBufferPointer) -> Int? {
+        guard payload.count >= 1 else { return nil }
         let first = payload[0]
-        guard first & 0x10 != 0, first & 0x07 == 0 else { return false }  // S=1, PID=0
+        guard first & 0x10 != 0, first & 0x07 == 0 else { return nil }  // S=1, PID=0
         var offset = 1
         if first & 0x80 != 0 {  // X
-            guard payload.count > offset else { return false }
+            guard payload.count > offset else { return nil }
             let extended = payload[offset]
             offset += 1
             if extended & 0x80 != 0 {  // I: PictureID, 15 bits when M is set
-                guard payload.count > offset else { return false }
+                guard payload.count > offset else { return nil }
                 offset += payload[offset] & 0x80 != 0 ? 2 : 1
             }
             if extended & 0x40 != 0 { offset += 1 }  // L: TL0PICIDX
             if extended & 0x30 != 0 { offset += 1 }  // T or K: TID/Y/KEYIDX
         }
-        guard payload.count > offset else { return false }
-        return payload[offset] & 0x01 == 0  // P bit: 0 = keyframe
+        guard payload.count > offset else { return nil }
+        return offset
     }
 
     /// RFC 6184: single NAL unit types IDR (5) or SPS (7) (§5.6), STAP-A (24) containing one

@@ -65,8 +65,8 @@ extension Router {
             }
         }
         let rtx = pairs.isEmpty ? nil : RTXConfiguration(ssrc: subscription.outgoingRTXSSRC, payloadTypes: pairs)
-        // RFC 3550 §5.1: a random first sequence number; the RTX SSRC is random already.
-        let first = UInt16(truncatingIfNeeded: subscription.outgoingRTXSSRC ^ (subscription.outgoingRTXSSRC >> 16))
+        // Continue the RTX sequence probe padding may already have used (Router+Probe.swift).
+        let first = subscription.probeRTXSequence
         return DownlinkRepair(
             cache: RetransmissionCache(config: .forKind(subscription.track.kind)),
             responder: NackResponder(rtx: rtx, initialRTXSequenceNumber: first))

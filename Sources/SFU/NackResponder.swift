@@ -88,6 +88,13 @@ public struct NackResponder: Sendable {
         nextRTXSequenceNumber = initialRTXSequenceNumber
     }
 
+    /// Takes the next RTX sequence number for a packet sent outside a NACK answer (probe
+    /// padding on the RTX SSRC shares the RTX sequence, RFC 4588 §4).
+    public mutating func takeRTXSequenceNumber() -> UInt16 {
+        defer { nextRTXSequenceNumber &+= 1 }
+        return nextRTXSequenceNumber
+    }
+
     /// The throttle interval for an RTT: a packet is resent at most once per RTT (its repair
     /// needs one RTT to be seen; asking again sooner is a duplicate request), min 20 ms.
     public static func resendInterval(rtt: Int64?) -> Int64 {

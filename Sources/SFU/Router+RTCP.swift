@@ -30,9 +30,9 @@ extension Router {
                     route.stream.hot.rtpAnchor = (report.rtpTimestamp, now)
                     route.stream.hot.anchorFromSenderReport = true
                 }
-                consume(report.reportBlocks, from: state, ntp: ntp)
+                consume(report.reportBlocks, from: state, now: now, ntp: ntp)
             case .receiverReport(let report):
-                consume(report.reportBlocks, from: state, ntp: ntp)
+                consume(report.reportBlocks, from: state, now: now, ntp: ntp)
             case .nack(let nack):
                 if let subscription = state.subscriptions[nack.mediaSSRC] {
                     subscription.nackedPackets += UInt64(nack.sequenceNumbers.count)
@@ -45,9 +45,10 @@ extension Router {
             case .fullIntraRequest(let fir):
                 for entry in fir.entries { keyframeWanted(by: state, mediaSSRC: entry.ssrc) }
             case .remb(let remb):
-                state.downlinkEstimateBps = remb.bitrate
-            case .transportFeedback:
-                state.transportFeedbackPackets += 1
+                // Terminated here, never forwarded upstream (docs/rtcp.md, REMB).
+                consumeREMB(remb, from: state, now: now)
+            case .transportFeedback(let feedback):
+                consumeTransportFeedback(feedback, from: state, now: now)
             case .goodbye:
                 state.goodbyes += 1
             case .sourceDescription, .application, .opaque:
@@ -57,13 +58,17 @@ extension Router {
         return collectRTCP(now: now, ntp: ntp, includeReports: false)
     }
 
-    func consume(_ blocks: [RTCPReportBlock], from state: ParticipantState, ntp: NTPTime) {
+    func consume(_ blocks: [RTCPReportBlock], from state: ParticipantState, now: Int64, ntp: NTPTime) {
+        var loss = (sum: 0, count: 0)
+        defer { consumeReceiverLoss(loss, from: state, now: now) }
         for block in blocks {
             guard let subscription = state.subscriptions[block.ssrc] else {
                 state.unknownFeedbackSSRC += 1
                 continue
             }
             subscription.remoteReport = block
+            loss.sum += Int(block.fractionLost)
+            loss.count += 1
             // RFC 3550 §6.4.1: RTT = A - LSR - DLSR, in 1/65536 s.
             guard block.lastSenderReport != 0 else { continue }
             let rtt = ntp.middle32 &- block.lastSenderReport &- block.delaySinceLastSenderReport
@@ -94,6 +99,7 @@ extension Router {
     public func tick(now: Int64, ntp: NTPTime) -> [OutgoingRTCP] {
         lastNow = now
         evaluateSpeakers(now: now)
+        evaluateLayers(now: now)
         return collectRTCP(now: now, ntp: ntp, includeReports: true)
     }
 
@@ -196,6 +202,7 @@ extension Router {
             packets.append(.receiverReport(RTCPReceiverReport(ssrc: state.controlSSRC, reportBlocks: Array(blocks[start..<end]))))
             start = end
         }
+        if let remb = makeREMB(for: state, blocks: blocks, now: now) { packets.append(remb) }
         if !chunks.isEmpty {
             // 31 chunks per SDES packet (5-bit count).
             var index = 0

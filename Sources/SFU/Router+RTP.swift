@@ -66,9 +66,16 @@ extension Router {
             stream.hot.record(
                 seq: view.sequenceNumber, timestamp: view.timestamp, now: now, clockRate: payload.clockRate,
                 length: view.buffer.count, isKeyframe: isKeyframe)
+            stream.meter.add(bytes: view.buffer.count, now: now)
             noteArrival(view.sequenceNumber, publisher: participant, stream: stream, now: now)
         }
-        if isKeyframe { stream.keyframeRequests.pending = false }  // the keyframe answers any waiting request
+        if isKeyframe {
+            stream.keyframeRequests.pending = false  // the keyframe answers any waiting request
+            if payload.detector == .vp8, let size = KeyframeDetector.vp8KeyframeSize(view.payload) {
+                stream.width = size.width
+                stream.height = size.height
+            }
+        }
         guard !track.muted else {
             track.droppedMuted += 1
             return .muted

@@ -24,6 +24,7 @@ public final class Router {
     var speakerDetectors: [RoomID: ActiveSpeakerDetector] = [:]
     var speakerChanges: [ActiveSpeakerChange] = []
     var lastSpeakerEvaluation: Int64 = .min / 4
+    var lastLayerEvaluation: Int64 = .min / 4
     /// The latest `now` the router was given (for calls that carry no time, like `leave`).
     var lastNow: Int64 = 0
     /// Where a publisher's RTX packet is unwrapped to its original form (RFC 4588) before
@@ -153,6 +154,7 @@ public final class Router {
     public func setTargetLayer(subscriber: ParticipantID, publisher: ParticipantID, track trackID: TrackID, layer: Int) throws(SFUError) {
         let subscription = try findSubscription(subscriber: subscriber, publisher: publisher, track: trackID)
         guard layer >= 0, layer <= subscription.track.highestLayer, let slot = subscription.slot else { throw .badLayer }
+        subscription.layers.pinned = true  // by hand: the bandwidth-driven selection stays out
         guard slot.targetLayer != layer else { return }
         subscription.updateSlot { $0.targetLayer = layer }
         if slot.currentLayer != layer, subscription.track.kind == .video {

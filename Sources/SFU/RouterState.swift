@@ -46,6 +46,12 @@ final class InboundStream {
     var keyframeRequests = KeyframeRequestState()
     /// Uplink loss detection (video only: browsers negotiate `nack` for video, not Opus).
     var nacks: NackGenerator?
+    /// Measured rate of this stream (layer), fed per packet; read by the layer selection.
+    var meter = BitrateMeter()
+    /// Picture size from this layer's last VP8 keyframe (0 = not known: other codecs, or no
+    /// keyframe seen yet); maps a subscriber's maximum size to a layer.
+    var width = 0
+    var height = 0
 
     init(layer: Int, description: StreamDescription) {
         self.layer = layer
@@ -123,12 +129,19 @@ final class Subscription {
     var keyframeRequestsReceived: UInt64 = 0
     var remoteReport: RTCPReportBlock?
     var rtt: Int64?
+    /// Bandwidth-driven layer choice (video only; see Router+Bandwidth.swift).
+    var layers = SubscriptionLayerState()
+    /// RTX sequence for probe padding before the repair state exists (then its responder
+    /// owns the RTX sequence, started from here, so the two never collide).
+    var probeRTXSequence: UInt16
 
     init(subscriber: ParticipantID, track: PublishedTrack, outgoingSSRC: UInt32, outgoingRTXSSRC: UInt32) {
         self.subscriber = subscriber
         self.track = track
         self.outgoingSSRC = outgoingSSRC
         self.outgoingRTXSSRC = outgoingRTXSSRC
+        // RFC 3550 §5.1: a random first sequence number; the RTX SSRC is random already.
+        probeRTXSequence = UInt16(truncatingIfNeeded: outgoingRTXSSRC ^ (outgoingRTXSSRC >> 16))
     }
 
     /// A copy of the hot state (nil only if the slot was already removed).
@@ -168,6 +181,8 @@ final class ParticipantState {
     var transportFeedback = TransportFeedbackGenerator()
     var unknownFeedbackSSRC: UInt64 = 0
     var goodbyes: UInt64 = 0
+    /// Downlink bandwidth estimation, probing and the receive-side estimate for REMB.
+    var downlink = DownlinkState()
 
     init(id: ParticipantID, room: RoomID, description: ParticipantDescription, controlSSRC: UInt32, joinedAt: Int64) {
         self.id = id

@@ -40,6 +40,10 @@ public struct SubscriptionStats: Equatable, Sendable {
     public var currentLayer: Int?
     public var targetLayer: Int
     public var layerSwitches: UInt64
+    /// Video paused by the layer selection (downlink too narrow for the lowest layer).
+    public var paused: Bool
+    /// Packets not forwarded while paused.
+    public var droppedPaused: UInt64
     public var droppedNoCodec: UInt64
     /// Packets of layers not being forwarded (including while waiting for a keyframe).
     public var droppedOtherLayer: UInt64
@@ -113,7 +117,7 @@ extension Router {
             subscriber: subscriber, publisher: publisher, track: trackID, ssrc: subscription.outgoingSSRC,
             packetsSent: slot.packetsSent, bytesSent: slot.bytesSent,
             currentLayer: slot.currentLayer, targetLayer: slot.targetLayer,
-            layerSwitches: slot.layerSwitches, droppedNoCodec: slot.droppedNoCodec,
+            layerSwitches: slot.layerSwitches, paused: slot.paused, droppedPaused: slot.droppedPaused, droppedNoCodec: slot.droppedNoCodec,
             droppedOtherLayer: slot.droppedOtherLayer, droppedLate: slot.droppedLate,
             nackedPackets: subscription.nackedPackets, keyframeRequestsReceived: subscription.keyframeRequestsReceived,
             remoteFractionLost: subscription.remoteReport?.fractionLost,

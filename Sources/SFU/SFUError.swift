@@ -14,6 +14,8 @@ public enum SFUError: Error, Equatable, Sendable {
     case badCodec
     /// Requested layer index out of range.
     case badLayer
+    /// A requested picture size is not positive.
+    case badSize
 
     /// Stable string code.
     public var code: String {
@@ -25,6 +27,7 @@ public enum SFUError: Error, Equatable, Sendable {
         case .ssrcInUse: "sfu_ssrc_in_use"
         case .badCodec: "sfu_bad_codec"
         case .badLayer: "sfu_bad_layer"
+        case .badSize: "sfu_bad_size"
         }
     }
 }

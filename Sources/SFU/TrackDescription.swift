@@ -90,12 +90,16 @@ public struct TrackDescription: Equatable, Sendable {
     /// The publisher's mid for this track (binds unsignaled SSRCs via the mid extension).
     public var mid: String?
     public var keyframeRequest: KeyframeRequestMethod
+    /// The publisher accepts REMB (`a=rtcp-fb:* goog-remb`): when it also lacks the
+    /// transport-cc extension, the SFU sends it REMB (docs/rtcp.md, REMB) so it still adapts.
+    public var acceptsREMB: Bool
 
     public init(
         id: TrackID, kind: MediaKind, codecs: [CodecDescription], layers: [StreamDescription],
         extensions: HeaderExtensionIDs = HeaderExtensionIDs(), mid: String? = nil,
-        keyframeRequest: KeyframeRequestMethod = .pli
+        keyframeRequest: KeyframeRequestMethod = .pli, acceptsREMB: Bool = false
     ) {
+        self.acceptsREMB = acceptsREMB
         self.id = id
         self.kind = kind
         self.codecs = codecs

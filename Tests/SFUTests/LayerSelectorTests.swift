@@ -158,6 +158,13 @@ final class BitrateMeterTests: XCTestCase {
         XCTAssertEqual(meter.bitrate(now: 4_100_000), 0, "nothing in the last second")
     }
 
+    func testReadAtBucketBoundaryIsNotLow() {
+        var meter = BitrateMeter()
+        var t: Int64 = 0
+        while t <= 2_000_000 { meter.add(bytes: 1250, now: t); t += 20_000 }  // 500 kbit/s, last at 2.0 s
+        XCTAssertEqual(Double(meter.bitrate(now: 2_000_000)), 500_000, accuracy: 15_000, "span = covered buckets, not the window")
+    }
+
     func testFirstSecondUsesElapsedTime() {
         var meter = BitrateMeter()
         for index in 0..<10 { meter.add(bytes: 1250, now: 1_000_000 + Int64(index) * 20_000) }

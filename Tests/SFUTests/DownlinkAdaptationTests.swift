@@ -1,0 +1,69 @@
+import RTP
+import XCTest
+@testable import SFU
+
+/// Issue 4 end to end in the router, with scripted links and feedback (`DownlinkSimulation`):
+/// transport-cc feedback → estimate → layer choice → keyframe switch, probes, pause.
+final class DownlinkAdaptationTests: XCTestCase {
+    func describe(_ subscriber: SimulatedSubscriber) -> String {
+        subscriber.targets.map { "\(Double($0.time) / 1e6)s→\($0.target.map(String.init) ?? "paused")" }.joined(separator: " ")
+    }
+
+    /// Bob's downlink: 5 Mbit/s, then 300 kbit/s from 20 s, lifted again at 30 s. Carol has
+    /// 10 Mbit/s throughout. Layers measure ≈ 150/500/1500 kbit/s.
+    func testTransportCCTraceDowngradesOnKeyframeAndProbesBackUp() throws {
+        let simulation = try DownlinkSimulation(subscribers: [(bob, 5_000_000, true), (carol, 10_000_000, true)], rtx: [carol])
+        let bobSim = simulation.subscriber(bob)
+        let carolSim = simulation.subscriber(carol)
+        try simulation.run(until: 20_000_000)
+        print("bob ramp-up:", describe(bobSim))
+        XCTAssertEqual(bobSim.target(at: 20_000_000), 2, "a 5 Mbit/s link reaches the top layer: \(describe(bobSim))")
+        let carolTop = try XCTUnwrap(carolSim.targets.last?.time, describe(carolSim))
+        XCTAssertEqual(carolSim.targets.last?.target, 2, describe(carolSim))
+
+        // The link drops to 300 kbit/s.
+        try simulation.run(until: 30_000_000) { now in if now == 20_000_000 + 5_000 { bobSim.link.capacityBps = 300_000 } }
+        let down = try XCTUnwrap(bobSim.targets.first { $0.time > 20_000_000 && $0.target == 0 }, describe(bobSim))
+        XCTAssertLessThanOrEqual(down.time - 20_000_000, 5_000_000, "layer 0 within 5 s: \(describe(bobSim))")
+        let forwardedLow = try XCTUnwrap(bobSim.switches.first { $0.time > 20_000_000 && $0.to == 0 })
+        XCTAssertLessThanOrEqual(forwardedLow.time - 20_000_000, 5_000_000)
+        XCTAssertTrue(bobSim.switches.allSatisfy { $0.keyframe }, "every forwarded layer change starts on a keyframe")
+        XCTAssertEqual(bobSim.videoSequenceBreaks, 0, "switches keep the outgoing sequence continuous")
+
+        // Cap lifted.
+        bobSim.link.capacityBps = 5_000_000
+        let lifted = simulation.now
+        try simulation.run(until: 46_000_000)
+        print("bob after lift:", describe(bobSim))
+        let up = try XCTUnwrap(bobSim.targets.first { $0.time > lifted && $0.target == 2 }, describe(bobSim))
+        XCTAssertLessThanOrEqual(up.time - lifted, 15_000_000, "back to layer 2 within 15 s")
+        let firstUpgrade = try XCTUnwrap(bobSim.targets.first { $0.time > lifted && ($0.target ?? 0) > 0 })
+        let probe = try XCTUnwrap(bobSim.paddingTimes.first { $0 > lifted }, "a probe after the lift")
+        XCTAssertLessThan(probe, firstUpgrade.time, "probe before the upgrade")
+        XCTAssertTrue(bobSim.switches.allSatisfy { $0.keyframe })
+
+        // Carol kept the top layer from the time she reached it.
+        XCTAssertTrue(carolSim.targets.filter { $0.time >= carolTop }.allSatisfy { $0.target == 2 }, describe(carolSim))
+        XCTAssertLessThan(carolTop, 15_000_000)
+        XCTAssertEqual(carolSim.targets.last?.time, carolTop, "no change after reaching the top layer: \(describe(carolSim))")
+        // Padding: bob (no RTX) on his video SSRC, carol on her RTX SSRC.
+        let bobVideo = try XCTUnwrap(simulation.router.subscriptions(of: bob).first { $0.kind == .video })
+        let carolVideo = try XCTUnwrap(simulation.router.subscriptions(of: carol).first { $0.kind == .video })
+        XCTAssertEqual(bobSim.paddingSSRCs, [bobVideo.ssrc])
+        XCTAssertEqual(carolSim.paddingSSRCs, [carolVideo.rtxSSRC])
+        XCTAssertEqual(carolSim.videoSequenceBreaks, 0)
+        let stats = try XCTUnwrap(simulation.router.downlinkStats(bob, now: simulation.now))
+        print("bob stats:", stats.estimateBps, "probes", stats.probesStarted, "padding", stats.paddingPackets, stats.paddingBytes, "last probe", stats.lastProbeBps ?? 0)
+        XCTAssertGreaterThan(stats.probesStarted, 0)
+        XCTAssertLessThanOrEqual(stats.paddingBytes, stats.probesStarted * UInt64(Router.probeBudgetBytes) + stats.probesStarted * 300, "probes stay within their byte budget")
+        // Each probe is one bounded burst: padding within `probeDuration` of its first packet.
+        var bursts: [(start: Int64, last: Int64)] = []
+        for time in bobSim.paddingTimes + carolSim.paddingTimes.map({ $0 + 1_000_000_000 }) {
+            if let current = bursts.last, time - current.start < 1_000_000 { bursts[bursts.count - 1].last = time } else { bursts.append((time, time)) }
+        }
+        XCTAssertEqual(UInt64(bursts.filter { $0.start < 1_000_000_000 }.count), stats.probesStarted)
+        XCTAssertTrue(bursts.allSatisfy { $0.last - $0.start <= Router.probeDuration }, "\(bursts)")
+        XCTAssertEqual(stats.video.first?.currentLayer, 2)
+        XCTAssertEqual(stats.video.first?.targetLayer, 2)
+    }
+}
