@@ -46,7 +46,8 @@ extension WebClient {
         if (r.status === "accepted") {
           if (pc.signalingState !== "have-local-offer") { reofferWanted = true; return; }   // rolled back meanwhile
           roomGeneration = r.generation || roomGeneration;
-          await pc.setRemoteDescription({ type: "answer", sdp: r.sdp });
+          await pc.setRemoteDescription({ type: "answer", sdp: remoteSDP(r.sdp) });
+          await simulcastFallback(pc, r.sdp);
           sb.roomState = "negotiated";
         } else if (r.code === "glare") {
           reofferWanted = true;   // the server's offer is on its way; offer again after answering it
@@ -73,7 +74,7 @@ extension WebClient {
       const pc = roomPC = sb._roomPC = new RTCPeerConnection({ iceServers: [], bundlePolicy: "max-bundle", rtcpMuxPolicy: "require" });
       // sendonly: we publish on our m-lines and receive on the server's (its offers are
       // sendonly, so they never take over these transceivers, webrtc-pc §4.4.1.6).
-      for (const t of stream.getTracks()) pc.addTransceiver(t, { direction: "sendonly", streams: [stream] });
+      for (const t of stream.getTracks()) pc.addTransceiver(t, sendInit(t, stream));
       pc.ontrack = (e) => {
         const s = e.streams[0];
         if (!s) return;
@@ -109,7 +110,7 @@ extension WebClient {
         await pc.setLocalDescription({ type: "rollback" });
         reofferWanted = true;
       }
-      await pc.setRemoteDescription({ type: "offer", sdp: msg.sdp });
+      await pc.setRemoteDescription({ type: "offer", sdp: remoteSDP(msg.sdp) });
       const answer = await pc.createAnswer();
       await pc.setLocalDescription(answer);
       roomGeneration = msg.generation;
