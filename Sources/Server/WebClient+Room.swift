@@ -79,6 +79,7 @@ extension WebClient {
         const s = e.streams[0];
         if (!s) return;
         if (!sb.remoteStreams.includes(s.id)) sb.remoteStreams.push(s.id);
+        if (e.transceiver && e.transceiver.mid) sb.streamOfMid[e.transceiver.mid] = s.id;   // stats() labels inbound video
         videoTile("room:" + s.id, s.id).srcObject = s;
         s.onremovetrack = () => { if (s.getTracks().length === 0) { removeTile("room:" + s.id); sb.remoteStreams = sb.remoteStreams.filter((x) => x !== s.id); } };
       };

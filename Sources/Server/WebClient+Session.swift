@@ -9,7 +9,7 @@ extension WebClient {
       status: "signedOut", account: null, device: null, cursor: null,
       calls: {},          // callID -> {callID, role, peer, state, reason, revision}
       currentCall: null,  // callID of the call this tab is in (or placing)
-      room: null, roomState: "none", members: [], remoteStreams: [],
+      room: null, roomState: "none", members: [], remoteStreams: [], streamOfMid: {},
       relayOnly: params.get("relay") === "1",
       // Rooms publish video as three simulcast layers (WebClient+Simulcast.swift); ?simulcast=0 sends one.
       simulcast: params.get("simulcast") !== "0",
@@ -196,7 +196,8 @@ extension WebClient {
                                       packetsReceived: r.packetsReceived || 0, framesDecoded: r.framesDecoded || 0,
                                       frameWidth: r.frameWidth || 0, frameHeight: r.frameHeight || 0,
                                       freezeCount: r.freezeCount || 0, totalFreezesDuration: r.totalFreezesDuration || 0,
-                                      packetsLost: r.packetsLost || 0, pc: pc === sb._roomPC ? "room" : "call" });
+                                      packetsLost: r.packetsLost || 0, pc: pc === sb._roomPC ? "room" : "call",
+                                      stream: (pc === sb._roomPC && sb.streamOfMid[r.mid]) || null });
             }
           }
           if (r.type === "outbound-rtp" && r.kind === "video") {
@@ -215,7 +216,8 @@ extension WebClient {
             const p = byId.get(r.selectedCandidatePairId);
             const l = p && byId.get(p.localCandidateId), rm = p && byId.get(p.remoteCandidateId);
             out.selected.push({ state: p && p.state, local: l && l.candidateType, remote: rm && rm.candidateType,
-                                localAddress: l && l.address, localPort: l && l.port, protocol: l && l.protocol });
+                                localAddress: l && l.address, localPort: l && l.port, protocol: l && l.protocol,
+                                remotePort: rm && rm.port, pc: pc === sb._roomPC ? "room" : "call" });
           }
         });
       }
