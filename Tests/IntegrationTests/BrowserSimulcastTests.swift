@@ -23,7 +23,7 @@ final class BrowserSimulcastTests: BrowserSimulcastCase {
         try alice.waitUntil("""
             window.switchboard.stats().then(s => ['q','h','f'].every(rid =>
               s.outboundVideo.some(o => o.pc === 'room' && o.rid === rid && o.framesEncoded > 0 && o.bytesSent > 0)))
-            """, timeout: 20)
+            """, timeout: 40)   // 40 s: the sender's estimate must first grow past ≈1.3 Mbit/s for the f layer
         let first = try outbound(alice)
         let firstMetrics = try metrics(alice)
         let firstInbound = try pages.dropFirst().map { try inbound($0) }
