@@ -94,6 +94,7 @@ extension Router {
     public func tick(now: Int64, ntp: NTPTime) -> [OutgoingRTCP] {
         lastNow = now
         evaluateSpeakers(now: now)
+        followArrivingLayers(now: now)
         return collectRTCP(now: now, ntp: ntp, includeReports: true)
     }
 
