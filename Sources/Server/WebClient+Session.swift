@@ -202,6 +202,7 @@ extension WebClient {
           }
           if (r.type === "outbound-rtp" && r.kind === "video") {
             out.outboundVideo.push({ rid: r.rid || null, ssrc: r.ssrc, bytesSent: r.bytesSent || 0,
+                                     retransmittedBytesSent: r.retransmittedBytesSent || 0,
                                      framesEncoded: r.framesEncoded || 0, frameWidth: r.frameWidth || 0,
                                      frameHeight: r.frameHeight || 0, active: r.active !== false,
                                      qualityLimitationReason: r.qualityLimitationReason || null,

@@ -10,6 +10,8 @@ class BrowserSimulcastCase: BrowserCase {
     struct Outbound {
         let rid: String
         let bytesSent: Double
+        /// Of `bytesSent`: RTX resends and padding (probes to reach the next layer's bitrate).
+        let retransmittedBytesSent: Double
         let framesEncoded: Double
         let width: Int
         let height: Int
@@ -37,7 +39,8 @@ class BrowserSimulcastCase: BrowserCase {
         var out: [String: Outbound] = [:]
         for item in list where item["pc"] as? String == "room" {
             let rid = item["rid"] as? String ?? ""
-            out[rid] = Outbound(rid: rid, bytesSent: Self.number(item, "bytesSent"), framesEncoded: Self.number(item, "framesEncoded"),
+            out[rid] = Outbound(rid: rid, bytesSent: Self.number(item, "bytesSent"),
+                                retransmittedBytesSent: Self.number(item, "retransmittedBytesSent"), framesEncoded: Self.number(item, "framesEncoded"),
                                 width: Int(Self.number(item, "frameWidth")), height: Int(Self.number(item, "frameHeight")),
                                 qualityLimitation: item["qualityLimitationReason"] as? String ?? "")
         }

@@ -10,6 +10,7 @@ final class BrowserSimulcastTests: BrowserSimulcastCase {
     func testPublisherSendsThreeLayersTheSFUReceivesThemAndSubscribersDecode() throws {
         let server = try ServerProcess(settings: ["auth.dev_tokens": "true"])
         _ = try mediaPort(server)
+        // The subscribers stop their cameras (black frames): the box's CPU goes to alice's three encodings.
         let chromium = try Chromium(loop: loop)
         defer { chromium.close() }
         let names = [("alice", "laptop"), ("bob", "phone"), ("carol", "desk")]
@@ -17,13 +18,14 @@ final class BrowserSimulcastTests: BrowserSimulcastCase {
         let pages = try names.map { try openClient(chromium, server, account: $0.0, device: $0.1) }
         try joinAll(pages, room: "layers", keys: keys)
         let alice = pages[0]
+        for page in pages.dropFirst() { try page.evaluate("document.getElementById('mute-video').click()") }
         XCTAssertEqual(try alice.evaluate("window.switchboard.simulcastAccepted") as? Bool, true, "the SFU's answer accepts simulcast")
 
         // The publisher encodes all three rids.
         try alice.waitUntil("""
             window.switchboard.stats().then(s => ['q','h','f'].every(rid =>
               s.outboundVideo.some(o => o.pc === 'room' && o.rid === rid && o.framesEncoded > 0 && o.bytesSent > 0)))
-            """, timeout: 40)   // 40 s: the sender's estimate must first grow past ≈1.3 Mbit/s for the f layer
+            """, timeout: 60)   // 60 s: Chromium's send estimate must first grow past ≈1.3 Mbit/s for the f layer
         let first = try outbound(alice)
         let firstMetrics = try metrics(alice)
         let firstInbound = try pages.dropFirst().map { try inbound($0) }
@@ -40,8 +42,9 @@ final class BrowserSimulcastTests: BrowserSimulcastCase {
             XCTAssertGreaterThan(b.bytesSent, a.bytesSent, "rid \(rid): bytesSent grows")
             XCTAssertGreaterThan(b.framesEncoded, a.framesEncoded, "rid \(rid): framesEncoded grows")
             let kbps = (b.bytesSent - a.bytesSent) * 8 / interval / 1000
+            let rtxKbps = (b.retransmittedBytesSent - a.retransmittedBytesSent) * 8 / interval / 1000
             let fps = (b.framesEncoded - a.framesEncoded) / interval
-            report.append("\(rid) \(b.width)x\(b.height) \(Int(kbps)) kbit/s \(Int(fps)) fps limit=\(b.qualityLimitation)")
+            report.append("\(rid) \(b.width)x\(b.height) \(Int(kbps)) kbit/s (of which rtx/padding \(Int(rtxKbps))) \(Int(fps)) fps limit=\(b.qualityLimitation)")
         }
         print("alice sends: " + report.joined(separator: "; "))
         if let q = second["q"], let f = second["f"] {
@@ -62,15 +65,17 @@ final class BrowserSimulcastTests: BrowserSimulcastCase {
             return "\(rid) \(Int(delta / interval)) packets/s"
         }.joined(separator: ", "))
 
-        // Each subscriber gets one layer of alice's video and decodes it.
+        // Each subscriber gets one layer of alice's video and decodes it. (A layer switch waits
+        // for that layer's keyframe, so "decodes" is polled rather than read off one window.)
         for (offset, page) in pages.dropFirst().enumerated() {
             let key = keys[offset + 1]
             let layer = try XCTUnwrap(sfuSubscriberLayer(secondMetrics, publisher: keys[0], subscriber: key), "\(key): SFU layer")
             XCTAssertGreaterThanOrEqual(layer.current, 0, "\(key): the SFU forwards a layer of alice's video")
-            let a = try XCTUnwrap(firstInbound[offset][keys[0]], "\(key) receives alice's video")
+            let decoded = secondInbound[offset][keys[0]]?.framesDecoded ?? 0
+            try page.waitUntil("window.switchboard.stats().then(s => s.inboundVideo.some(v => v.stream === \(ChromiumPage.literal(keys[0])) && v.framesDecoded > \(Int(decoded) + 10)))",
+                               timeout: 20)
+            let a = firstInbound[offset][keys[0]] ?? Inbound(stream: keys[0], bytesReceived: 0, framesDecoded: 0, width: 0, height: 0, freezeCount: 0, totalFreezesDuration: 0)
             let b = try XCTUnwrap(secondInbound[offset][keys[0]], "\(key) receives alice's video")
-            XCTAssertGreaterThan(b.framesDecoded, a.framesDecoded, "\(key) decodes alice's video")
-            _ = page
             print("\(key) gets alice's layer \(layer.current) (target \(layer.target)): \(b.width)x\(b.height), "
                 + "\(Int((b.bytesReceived - a.bytesReceived) * 8 / interval / 1000)) kbit/s, "
                 + "\(Int((b.framesDecoded - a.framesDecoded) / interval)) fps decoded, freezes \(Int(b.freezeCount)) / \(b.totalFreezesDuration) s")
@@ -92,7 +97,11 @@ final class BrowserSimulcastTests: BrowserSimulcastCase {
         // bob's selected pair ends at the relay; only bob has a relay mapping.
         let selected = try stats(bob).selected.filter { $0["pc"] as? String == "room" }
         XCTAssertEqual(selected.first?["remotePort"] as? Int, Int(relay.port), "bob's remote candidate is the relay: \(selected)")
-        XCTAssertEqual(relay.mappings.count, 1, "one client behind the relay")
+        // One mapping per local candidate of bob's that checked the relay (loopback and any
+        // other local address Chromium gathers); alice's page knows nothing of the relay.
+        XCTAssertFalse(relay.mappings.isEmpty, "bob's ICE checks reached the server through the relay")
+        let aliceSelected = try stats(alice).selected.filter { $0["pc"] as? String == "room" }
+        XCTAssertEqual(aliceSelected.first?["remotePort"] as? Int, Int(try mediaPort(server)), "alice talks to the server directly")
 
         let a = relay.counters
         let interval = 2.0
