@@ -92,12 +92,15 @@ class BrowserSimulcastCase: BrowserCase {
         return samples
     }
 
-    /// Packets received by the SFU per layer of `publisher`'s video track: rid → (layer, packets).
-    func sfuVideoLayers(_ samples: [Sample], publisher: String) -> [String: (layer: Int, packets: Double)] {
-        var out: [String: (layer: Int, packets: Double)] = [:]
+    /// Packets and bytes (RTP, media SSRCs only) received by the SFU per layer of
+    /// `publisher`'s video track: rid → (layer, packets, bytes).
+    func sfuVideoLayers(_ samples: [Sample], publisher: String) -> [String: (layer: Int, packets: Double, bytes: Double)] {
+        var out: [String: (layer: Int, packets: Double, bytes: Double)] = [:]
         for s in samples where s.name == "switchboard_sfu_layer_packets_total"
             && s.labels["publisher"] == publisher && s.labels["kind"] == "video" {
-            out[s.labels["rid"] ?? ""] = (Int(s.labels["layer"] ?? "") ?? -1, s.value)
+            let rid = s.labels["rid"] ?? ""
+            let bytes = samples.first { $0.name == "switchboard_sfu_layer_bytes_total" && $0.labels == s.labels }?.value ?? 0
+            out[rid] = (Int(s.labels["layer"] ?? "") ?? -1, s.value, bytes)
         }
         return out
     }
