@@ -218,7 +218,8 @@ extension WebClient {
             const l = p && byId.get(p.localCandidateId), rm = p && byId.get(p.remoteCandidateId);
             out.selected.push({ state: p && p.state, local: l && l.candidateType, remote: rm && rm.candidateType,
                                 localAddress: l && l.address, localPort: l && l.port, protocol: l && l.protocol,
-                                remotePort: rm && rm.port, pc: pc === sb._roomPC ? "room" : "call" });
+                                remotePort: rm && rm.port, pc: pc === sb._roomPC ? "room" : "call",
+                                availableOutgoingBitrate: (p && p.availableOutgoingBitrate) || 0 });
           }
         });
       }
