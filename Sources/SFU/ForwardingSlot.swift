@@ -25,6 +25,9 @@ struct ForwardingSlot {
     var payloadTypes = InlineBytes16.zeros16
     var extensions = ExtensionRewrite()
     var targetLayer: Int
+    /// The layer asked for (`setTargetLayer`, default the highest); `targetLayer` is this or,
+    /// while it does not arrive, the highest lower layer that does (Router+LayerFallback).
+    var wantedLayer: Int
     /// Layer being forwarded; nil until the first (key)frame of the target layer.
     var currentLayer: Int?
     var waitingForKeyframe: Bool
@@ -57,6 +60,7 @@ struct ForwardingSlot {
         self.subscriber = subscriber
         self.outgoingSSRC = outgoingSSRC
         targetLayer = highestLayer
+        wantedLayer = highestLayer
         waitingForKeyframe = kind == .video
         currentLayer = kind == .audio ? 0 : nil
     }

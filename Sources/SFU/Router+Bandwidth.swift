@@ -163,6 +163,7 @@ extension Router {
                 slot.waitingForKeyframe = true
             }
             slot.targetLayer = layer
+            slot.wantedLayer = layer  // followArrivingLayers keeps the target within what arrives
         }
         subscription.layers.lastReason = reason
         subscription.layers.lastChangeAt = now

@@ -99,7 +99,8 @@ extension Router {
     public func tick(now: Int64, ntp: NTPTime) -> [OutgoingRTCP] {
         lastNow = now
         evaluateSpeakers(now: now)
-        evaluateLayers(now: now)
+        evaluateLayers(now: now)         // bandwidth: what each subscriber wants
+        followArrivingLayers(now: now)   // liveness: never a layer that is not arriving
         return collectRTCP(now: now, ntp: ntp, includeReports: true)
     }
 

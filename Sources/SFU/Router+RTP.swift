@@ -34,19 +34,23 @@ extension Router {
             return .malformed
         }
         let ssrc = view.ssrc
-        guard let route = inbound[Self.key(participant, ssrc)] ?? bindUnsignaled(participant, view) else {
+        let route = inbound[Self.key(participant, ssrc)] ?? bindUnsignaled(participant, view)
+        // Transport-wide CC (draft-holmer §2): every packet of the transport counts, RTX and
+        // packets we cannot route included (the sender's padding probes on an unsignaled RTX
+        // SSRC: reported missing, they would read as loss and hold its estimate down), so it
+        // is recorded before any routing decision or unwrap. BUNDLE: one id per transport.
+        let tccID = route?.track.description.extensions.transportCC
+            ?? participants[participant]?.description.receiveExtensions.transportCC ?? 0
+        if tccID != 0, let transportSequence = view.transportWideSequenceNumber(extensionID: tccID) {
+            participants[participant]?.transportFeedback.record(sequenceNumber: transportSequence, arrival: now)
+        }
+        guard let route else {
             guard let state = participants[participant] else { return .unknownParticipant }
             state.droppedUnknownSSRC += 1
             return .unknownSSRC
         }
         let track = route.track
         let stream = route.stream
-        // Transport-wide CC (draft-holmer §2): every packet of the transport counts, RTX
-        // included, so it is recorded before any unwrap.
-        let tccID = track.description.extensions.transportCC
-        if tccID != 0, let transportSequence = view.transportWideSequenceNumber(extensionID: tccID) {
-            participants[participant]?.transportFeedback.record(sequenceNumber: transportSequence, arrival: now)
-        }
         if track.kind == .audio { observeAudioLevel(view, track: track, participant: participant, now: now) }
         var repaired = false
         if route.isRTX {
@@ -95,14 +99,22 @@ extension Router {
         return .forwarded
     }
 
-    /// Slow path for an unknown SSRC: bind it to a layer by its rid, or to a single-stream
-    /// track by its mid, when those SSRCs were not signaled (RFC 8852 / RFC 8843 §9.2).
+    /// Slow path for an unknown SSRC: bind it to a layer by its rid, to a layer's RTX by its
+    /// repaired rid, or to a single-stream track by its mid, when those SSRCs were not signaled
+    /// (RFC 8852 §3–4 / RFC 8843 §9.2). Chromium's rid simulcast signals no SSRCs at all.
     func bindUnsignaled(_ participant: ParticipantID, _ view: RTPPacketView) -> InboundRoute? {
         guard let state = participants[participant] else { return nil }
         for trackID in state.publishOrder {
             guard let track = state.published[trackID] else { continue }
             let ids = track.description.extensions
-            if ids.rid != 0, let rid = view.extensionValue(id: ids.rid) {
+            if ids.repairedRid != 0, let rid = view.extensionValue(id: ids.repairedRid) {
+                guard let stream = track.streams.first(where: { $0.rtxSSRC == nil && $0.rid.map { Array($0.utf8).elementsEqual(rid) } == true })
+                else { continue }
+                guard !state.usedSSRCs.contains(view.ssrc) else { return nil }
+                stream.rtxSSRC = view.ssrc
+                bind(view.ssrc, to: stream, of: track, state: state, isRTX: true)
+                return inbound[Self.key(participant, view.ssrc)]
+            } else if ids.rid != 0, let rid = view.extensionValue(id: ids.rid) {
                 if let stream = track.streams.first(where: { $0.ssrc == nil && $0.rid.map { Array($0.utf8).elementsEqual(rid) } == true }) {
                     guard !state.usedSSRCs.contains(view.ssrc) else { return nil }
                     stream.ssrc = view.ssrc

@@ -105,6 +105,7 @@ public final class Router {
             route(track, of: state)
             for index in track.slots.indices {
                 track.slots[index].targetLayer = min(track.slots[index].targetLayer, track.highestLayer)
+                track.slots[index].wantedLayer = min(track.slots[index].wantedLayer, track.highestLayer)
                 if track.kind == .video {
                     track.slots[index].currentLayer = nil
                     track.slots[index].waitingForKeyframe = true
@@ -155,6 +156,7 @@ public final class Router {
         let subscription = try findSubscription(subscriber: subscriber, publisher: publisher, track: trackID)
         guard layer >= 0, layer <= subscription.track.highestLayer, let slot = subscription.slot else { throw .badLayer }
         subscription.layers.pinned = true  // by hand: the bandwidth-driven selection stays out
+        subscription.updateSlot { $0.wantedLayer = layer }
         guard slot.targetLayer != layer else { return }
         subscription.updateSlot { $0.targetLayer = layer }
         if slot.currentLayer != layer, subscription.track.kind == .video {

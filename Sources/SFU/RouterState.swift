@@ -22,12 +22,17 @@ struct StreamHotState {
     /// Source RTP time at a local instant: from the last SR, else from the last packet.
     var rtpAnchor: (rtp: UInt32, at: Int64)?
     var anchorFromSenderReport = false
+    /// Arrival of the first and the latest packet (layer liveness, Router+LayerFallback).
+    var firstArrival: Int64?
+    var lastArrival: Int64?
 
     @inline(__always)
     mutating func record(seq: UInt16, timestamp: UInt32, now: Int64, clockRate: UInt32, length: Int, isKeyframe: Bool) {
         reception.record(seq: seq, rtpTimestamp: timestamp, arrival: now, clockRate: Int(clockRate))
         packets &+= 1
         bytes &+= UInt64(length)
+        if firstArrival == nil { firstArrival = now }
+        lastArrival = now
         if isKeyframe { keyframes &+= 1 }
         if !anchorFromSenderReport { rtpAnchor = (timestamp, now) }
     }

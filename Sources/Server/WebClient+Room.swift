@@ -46,7 +46,8 @@ extension WebClient {
         if (r.status === "accepted") {
           if (pc.signalingState !== "have-local-offer") { reofferWanted = true; return; }   // rolled back meanwhile
           roomGeneration = r.generation || roomGeneration;
-          await pc.setRemoteDescription({ type: "answer", sdp: r.sdp });
+          await pc.setRemoteDescription({ type: "answer", sdp: remoteSDP(r.sdp) });
+          await simulcastFallback(pc, r.sdp);
           sb.roomState = "negotiated";
         } else if (r.code === "glare") {
           reofferWanted = true;   // the server's offer is on its way; offer again after answering it
@@ -73,7 +74,7 @@ extension WebClient {
       const pc = roomPC = sb._roomPC = new RTCPeerConnection({ iceServers: [], bundlePolicy: "max-bundle", rtcpMuxPolicy: "require" });
       // sendonly: we publish on our m-lines and receive on the server's (its offers are
       // sendonly, so they never take over these transceivers, webrtc-pc §4.4.1.6).
-      for (const t of stream.getTracks()) pc.addTransceiver(t, { direction: "sendonly", streams: [stream] });
+      for (const t of stream.getTracks()) pc.addTransceiver(t, sendInit(t, stream));
       pc.ontrack = (e) => {
         const s = e.streams[0];
         if (!s) return;
@@ -82,6 +83,7 @@ extension WebClient {
         let id = s.id;
         try { id = decodeURIComponent(s.id); } catch (err) { /* not ours: keep it as written */ }
         if (!sb.remoteStreams.includes(id)) sb.remoteStreams.push(id);
+        if (e.transceiver && e.transceiver.mid) sb.streamOfMid[e.transceiver.mid] = id;   // stats() labels inbound video
         videoTile("room:" + id, id).srcObject = s;
         s.onremovetrack = () => { if (s.getTracks().length === 0) { removeTile("room:" + id); sb.remoteStreams = sb.remoteStreams.filter((x) => x !== id); } };
       };
@@ -113,7 +115,7 @@ extension WebClient {
         await pc.setLocalDescription({ type: "rollback" });
         reofferWanted = true;
       }
-      await pc.setRemoteDescription({ type: "offer", sdp: msg.sdp });
+      await pc.setRemoteDescription({ type: "offer", sdp: remoteSDP(msg.sdp) });
       const answer = await pc.createAnswer();
       await pc.setLocalDescription(answer);
       roomGeneration = msg.generation;

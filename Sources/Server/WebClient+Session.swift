@@ -9,8 +9,15 @@ extension WebClient {
       status: "signedOut", account: null, device: null, cursor: null,
       calls: {},          // callID -> {callID, role, peer, state, reason, revision}
       currentCall: null,  // callID of the call this tab is in (or placing)
-      room: null, roomState: "none", members: [], remoteStreams: [],
+      room: null, roomState: "none", members: [], remoteStreams: [], streamOfMid: {},
       relayOnly: params.get("relay") === "1",
+      // Rooms publish video as three simulcast layers (WebClient+Simulcast.swift); ?simulcast=0 sends one.
+      simulcast: params.get("simulcast") !== "0",
+      // TEST SUPPORT ONLY: ?sfuCandidatePort=N rewrites the port of the server's ICE candidates
+      // in every remote SDP of the room connection, so this page's media goes through a relay
+      // on 127.0.0.1:N (Tests/IntegrationTests, NetEmu ImpairmentRelay). The ICE-lite server
+      // answers the relay's STUN checks and so learns the relay's upstream address.
+      test: { sfuCandidatePort: Number(params.get("sfuCandidatePort")) || 0 },
       log: [],
     };
     let ws = null, token = null, heartbeat = null, ackTimer = null, reconnectDelay = 1000;
@@ -142,7 +149,10 @@ extension WebClient {
     /** Camera and microphone, opened once per page. */
     async function media() {
       if (!localStream) {
-        localStream = await navigator.mediaDevices.getUserMedia({ audio: true, video: true });
+        // 1280x720: libwebrtc sends three simulcast layers only from ~960x540 up (its
+        // simulcast config table); at 640x480 (the default) it would cut the ladder to two.
+        localStream = await navigator.mediaDevices.getUserMedia({
+          audio: true, video: { width: { ideal: 1280 }, height: { ideal: 720 } } });
         $("local-video").srcObject = localStream;
       }
       return localStream;
@@ -169,7 +179,9 @@ extension WebClient {
     sb.stats = async function () {
       const out = { audio: { packetsReceived: 0, framesDecoded: 0, bytesReceived: 0 },
                     video: { packetsReceived: 0, framesDecoded: 0, bytesReceived: 0 },
-                    selected: [], pairs: [] };
+                    selected: [], pairs: [],
+                    // Per stream: received video (one per remote track) and sent video (one per simulcast rid).
+                    inboundVideo: [], outboundVideo: [] };
       for (const pc of [sb._callPC, sb._roomPC]) {
         if (!pc) continue;
         const report = await pc.getStats();
@@ -179,6 +191,22 @@ extension WebClient {
             out[r.kind].packetsReceived += r.packetsReceived || 0;
             out[r.kind].framesDecoded += r.framesDecoded || 0;
             out[r.kind].bytesReceived += r.bytesReceived || 0;
+            if (r.kind === "video") {
+              out.inboundVideo.push({ mid: r.mid, ssrc: r.ssrc, bytesReceived: r.bytesReceived || 0,
+                                      packetsReceived: r.packetsReceived || 0, framesDecoded: r.framesDecoded || 0,
+                                      frameWidth: r.frameWidth || 0, frameHeight: r.frameHeight || 0,
+                                      freezeCount: r.freezeCount || 0, totalFreezesDuration: r.totalFreezesDuration || 0,
+                                      packetsLost: r.packetsLost || 0, pc: pc === sb._roomPC ? "room" : "call",
+                                      stream: (pc === sb._roomPC && sb.streamOfMid[r.mid]) || null });
+            }
+          }
+          if (r.type === "outbound-rtp" && r.kind === "video") {
+            out.outboundVideo.push({ rid: r.rid || null, ssrc: r.ssrc, bytesSent: r.bytesSent || 0,
+                                     retransmittedBytesSent: r.retransmittedBytesSent || 0,
+                                     framesEncoded: r.framesEncoded || 0, frameWidth: r.frameWidth || 0,
+                                     frameHeight: r.frameHeight || 0, active: r.active !== false,
+                                     qualityLimitationReason: r.qualityLimitationReason || null,
+                                     targetBitrate: r.targetBitrate || 0, pc: pc === sb._roomPC ? "room" : "call" });
           }
           if (r.type === "candidate-pair") {
             const l = byId.get(r.localCandidateId), rm = byId.get(r.remoteCandidateId);
@@ -189,7 +217,9 @@ extension WebClient {
             const p = byId.get(r.selectedCandidatePairId);
             const l = p && byId.get(p.localCandidateId), rm = p && byId.get(p.remoteCandidateId);
             out.selected.push({ state: p && p.state, local: l && l.candidateType, remote: rm && rm.candidateType,
-                                localAddress: l && l.address, localPort: l && l.port, protocol: l && l.protocol });
+                                localAddress: l && l.address, localPort: l && l.port, protocol: l && l.protocol,
+                                remotePort: rm && rm.port, pc: pc === sb._roomPC ? "room" : "call",
+                                availableOutgoingBitrate: (p && p.availableOutgoingBitrate) || 0 });
           }
         });
       }

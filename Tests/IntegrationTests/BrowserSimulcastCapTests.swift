@@ -1,0 +1,186 @@
+import Foundation
+import NetEmu
+import XCTest
+
+/// Issue 4: "a subscriber's downlink capped at 300 kbit/s while the publisher sends three
+/// layers (≈150/500/1500 kbit/s): that subscriber gets the low layer within 5 s, recovers the
+/// high layer within 15 s after the cap is lifted, and its video never freezes longer than
+/// 1 s, while other subscribers keep the high layer".
+///
+/// alice publishes three layers; bob's page goes through a NetEmu relay whose server→bob
+/// direction is capped; carol is direct. bob and carol stop their camera and mute their
+/// microphone so that bob's capped downlink carries alice's media only (plus carol's
+/// near-empty black frames and silence): alice's low layer (≤150 kbit/s) + her Opus
+/// (≈32 kbit/s + ≈20 kbit/s of packet overhead) fit in 300 kbit/s, two publishers' would not.
+///
+/// Needs the SFU's bandwidth-driven layer selection (BandwidthEstimator + LayerSelector wired
+/// into the router): skipped unless SWITCHBOARD_SIMULCAST_CAP=1.
+final class BrowserSimulcastCapTests: BrowserSimulcastCase {
+    /// 300 kbit/s: the issue's cap. RateCap defaults: 1500-byte burst, 30 kB queue (0.8 s).
+    static let capBitsPerSecond = 300_000.0
+    /// 5 s / 15 s / 1 s: the issue's bounds.
+    static let downswitchWithin = 5.0
+    static let recoveryWithin = 15.0
+    static let longestFreeze = 1.0
+    /// 12 s under the cap: the low layer must also hold (no oscillation back up while capped).
+    static let capHeld = 12.0
+    /// 200 ms polls: fine enough to see a 1 s stall of framesDecoded.
+    static let poll = 0.2
+
+    func testDownlinkCapSwitchesThatSubscriberToTheLowLayerAndBackWithoutLongFreezes() throws {
+        guard ProcessInfo.processInfo.environment["SWITCHBOARD_SIMULCAST_CAP"] == "1" else {
+            throw XCTSkip("needs bandwidth-driven layer switching in the SFU; run with SWITCHBOARD_SIMULCAST_CAP=1")
+        }
+        let server = try ServerProcess(settings: ["auth.dev_tokens": "true"])
+        let relay = try relay(to: server)
+        defer { relay.stop() }
+        let chromium = try Chromium(loop: loop)
+        defer { chromium.close() }
+        let (aliceKey, bobKey, carolKey) = ("alice/laptop", "bob/phone", "carol/desk")
+        let alice = try openClient(chromium, server, account: "alice", device: "laptop")
+        let bob = try openClient(chromium, server, account: "bob", device: "phone", query: "?sfuCandidatePort=\(relay.port)")
+        let carol = try openClient(chromium, server, account: "carol", device: "desk")
+        try joinAll([alice, bob, carol], room: "capped", keys: [aliceKey, bobKey, carolKey])
+        for page in [bob, carol] {
+            try page.evaluate("document.getElementById('mute-video').click(); document.getElementById('mute-audio').click();")
+        }
+
+        // Uncapped: alice sends all three layers and both subscribers get the high one (f).
+        // 60 s: Chromium enables f once its send estimate passes ≈1.3 Mbit/s.
+        try alice.waitUntil("""
+            window.switchboard.stats().then(s => ['q','h','f'].every(rid =>
+              s.outboundVideo.some(o => o.pc === 'room' && o.rid === rid && o.framesEncoded > 0 && o.frameHeight > 0)))
+            """, timeout: 60)
+        try waitForLayer(alice, publisher: aliceKey, subscriber: bobKey, layer: 2, within: 30, "bob, uncapped")
+        try waitForLayer(alice, publisher: aliceKey, subscriber: carolKey, layer: 2, within: 30, "carol, uncapped")
+        // Which resolution is which layer: below h's height is q, above it is f (robust to
+        // Chromium scaling the capture down a step under CPU load).
+        let sent = try outbound(alice)
+        let midHeight = try XCTUnwrap(sent["h"]?.height)
+        XCTAssertLessThan(try XCTUnwrap(sent["q"]?.height), midHeight)
+        XCTAssertGreaterThan(try XCTUnwrap(sent["f"]?.height), midHeight)
+        let lowHeight = midHeight - 1, highHeight = midHeight + 1   // bob's frameHeight ≤ lowHeight: q; ≥ highHeight: f
+        try bob.waitUntil("window.switchboard.stats().then(s => s.inboundVideo.some(v => v.stream === \(ChromiumPage.literal(aliceKey)) && v.frameHeight >= \(highHeight)))",
+                          timeout: 10)
+
+        // Cap server → bob.
+        var fArriving = LayerProgress(rid: "f")
+        var watch = FreezeWatch(start: try XCTUnwrap(try inbound(bob)[aliceKey]), now: Date())
+        try relay.setImpairment(direction: .downlink, Impairment(rate: RateCap(bitsPerSecond: Self.capBitsPerSecond)))
+        let capped = Date()
+        var downAt: Double?
+        var carolLeftHigh: [String] = []
+        while Date().timeIntervalSince(capped) < Self.capHeld {
+            Thread.sleep(forTimeInterval: Self.poll)
+            let samples = try metrics(alice)
+            let bobVideo = try XCTUnwrap(try inbound(bob)[aliceKey])
+            watch.observe(bobVideo, now: Date())
+            let bobLayer = sfuSubscriberLayer(samples, publisher: aliceKey, subscriber: bobKey)
+            let fGrew = fArriving.update(samples, self, publisher: aliceKey)
+            if let carolLayer = sfuSubscriberLayer(samples, publisher: aliceKey, subscriber: carolKey), carolLayer.current != 2, fGrew {
+                carolLeftHigh.append(String(format: "%.1f s: layer %d", Date().timeIntervalSince(capped), carolLayer.current))
+            }
+            if downAt == nil, bobLayer?.current == 0, bobVideo.height <= lowHeight {
+                downAt = Date().timeIntervalSince(capped)
+            } else if downAt != nil, (bobLayer?.current ?? 0) > 0 {
+                XCTFail(String(format: "%.1f s into the cap bob left the low layer: %@", Date().timeIntervalSince(capped), String(describing: bobLayer)))
+            }
+        }
+        let down = try XCTUnwrap(downAt, "bob never got the low layer (below \(midHeight)p) under the cap")
+        XCTAssertLessThanOrEqual(down, Self.downswitchWithin, "bob's switch to the low layer")
+        let cappedCounters = relay.counters.downlink
+
+        // Lift the cap: bob recovers the high layer.
+        try relay.setImpairment(direction: .downlink, .none)
+        let lifted = Date()
+        var upAt: Double?
+        while Date().timeIntervalSince(lifted) < Self.recoveryWithin + 2 {
+            Thread.sleep(forTimeInterval: Self.poll)
+            let samples = try metrics(alice)
+            let bobVideo = try XCTUnwrap(try inbound(bob)[aliceKey])
+            watch.observe(bobVideo, now: Date())
+            let fGrew = fArriving.update(samples, self, publisher: aliceKey)
+            if let carolLayer = sfuSubscriberLayer(samples, publisher: aliceKey, subscriber: carolKey), carolLayer.current != 2, fGrew {
+                carolLeftHigh.append(String(format: "+%.1f s after lifting: layer %d", Date().timeIntervalSince(lifted), carolLayer.current))
+            }
+            if sfuSubscriberLayer(samples, publisher: aliceKey, subscriber: bobKey)?.current == 2, bobVideo.height >= highHeight {
+                upAt = Date().timeIntervalSince(lifted)
+                break
+            }
+        }
+        let up = try XCTUnwrap(upAt, "bob did not get the high layer (above \(midHeight)p) back within \(Self.recoveryWithin + 2) s")
+        XCTAssertLessThanOrEqual(up, Self.recoveryWithin, "bob's recovery of the high layer")
+        XCTAssertEqual(carolLeftHigh, [], "carol (uncapped) keeps alice's high layer")
+        XCTAssertLessThanOrEqual(watch.longestStall, Self.longestFreeze + Self.poll, "longest stall of bob's framesDecoded")
+        XCTAssertLessThanOrEqual(watch.longestFreeze, Self.longestFreeze, "longest freeze by getStats (totalFreezesDuration per freezeCount)")
+        print(String(format: "cap: bob low layer after %.1f s, high layer %.1f s after lifting; longest stall %.2f s, "
+            + "freezes %d totalling %.2f s (longest ≥ %.2f s); relay dropped %d (queue full) while capped; carol left f: %d times",
+            down, up, watch.longestStall, Int(watch.freezes), watch.freezeSeconds, watch.longestFreeze,
+            cappedCounters.droppedQueueFull, carolLeftHigh.count))
+    }
+
+    /// Waits until the SFU forwards `layer` of `publisher`'s video to `subscriber`.
+    func waitForLayer(_ page: ChromiumPage, publisher: String, subscriber: String, layer: Int, within: Double, _ what: String) throws {
+        let deadline = Date(timeIntervalSinceNow: within)
+        var last: (current: Int, target: Int)?
+        while Date() < deadline {
+            last = sfuSubscriberLayer(try metrics(page), publisher: publisher, subscriber: subscriber)
+            if last?.current == layer { return }
+            Thread.sleep(forTimeInterval: Self.poll)
+        }
+        XCTFail("\(what): layer \(layer) not forwarded within \(within) s (last \(String(describing: last)))")
+    }
+
+    /// Whether a publisher's layer grew at the SFU since the previous look: carol leaving f
+    /// only counts while alice is sending f (Chromium pauses f by itself when its own send
+    /// estimate dips on a loaded host; that is not the SFU downgrading carol for bob).
+    struct LayerProgress {
+        let rid: String
+        var lastPackets: Double?
+
+        init(rid: String) { self.rid = rid }
+
+        mutating func update(_ samples: [Sample], _ test: BrowserSimulcastCase, publisher: String) -> Bool {
+            let packets = test.sfuVideoLayers(samples, publisher: publisher)[rid]?.packets ?? 0
+            defer { lastPackets = packets }
+            return lastPackets.map { packets > $0 } ?? true
+        }
+    }
+
+    /// Freezes of one received video: stalls of framesDecoded between polls, and getStats'
+    /// own freeze accounting (a freeze: a frame gap > max(3 × mean, mean + 150 ms), webrtc-stats).
+    struct FreezeWatch {
+        var lastFrames: Double
+        var lastProgress: Date
+        var lastCount: Double
+        var lastDuration: Double
+        var longestStall = 0.0
+        /// Longest getStats freeze: a poll's added duration over its added count (exact when one
+        /// freeze ends per 200 ms poll; several ending in one poll are each short anyway).
+        var longestFreeze = 0.0
+        var freezes = 0.0
+        var freezeSeconds = 0.0
+
+        init(start: BrowserSimulcastCase.Inbound, now: Date) {
+            lastFrames = start.framesDecoded
+            lastProgress = now
+            lastCount = start.freezeCount
+            lastDuration = start.totalFreezesDuration
+        }
+
+        mutating func observe(_ video: BrowserSimulcastCase.Inbound, now: Date) {
+            if video.framesDecoded > lastFrames {
+                lastFrames = video.framesDecoded
+                lastProgress = now
+            }
+            longestStall = max(longestStall, now.timeIntervalSince(lastProgress))
+            let count = video.freezeCount - lastCount
+            let duration = video.totalFreezesDuration - lastDuration
+            if count > 0 { longestFreeze = max(longestFreeze, duration / count) }
+            freezes += count
+            freezeSeconds += duration
+            lastCount = video.freezeCount
+            lastDuration = video.totalFreezesDuration
+        }
+    }
+}
