@@ -46,7 +46,7 @@ extension SyntheticPeer {
                                         configuration: DTLSEndpoint.Configuration(srtpProfiles: configuration.srtpProfiles))
             } catch { throw .crypto("DTLS endpoint: \(error)") }
             dtlsRole = role
-            try nice.setRemote(ufrag: remote.iceUfrag, pwd: remote.icePwd, candidates: remote.candidates)
+            try nice.setRemote(ufrag: remote.iceUfrag, pwd: remote.icePwd, candidates: relayedCandidates(remote.candidates))
             state = .checking
         }
         self.remote = remote
@@ -68,6 +68,7 @@ extension SyntheticPeer {
             let midID = extensions.first { $0.knownURI == .mid }?.id
             sendParameters[track.mid] = (payloadType, midID, allowed)
         }
+        updateRetransmission(remote: remote)
         publish()
     }
 }

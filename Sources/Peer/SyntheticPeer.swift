@@ -38,6 +38,16 @@ public final class SyntheticPeer: @unchecked Sendable {
         /// it; frequency from its last 250 ms). 500 ms = 48 KB per received stream: keep it small
         /// for load tests with many subscriptions.
         public var analysisWindowMilliseconds: Int
+        /// Offer RTX (RFC 4588) for video: an RTX SSRC paired by FID, `rtx/90000` apt=VP8; NACKed
+        /// packets are then resent as RTX when the answer keeps it, and RTX is taken on receive.
+        public var offerRTX = false
+        /// NACK gaps of received video (RFC 4585 §6.2.1) with the SFU's `NackGenerator`.
+        public var sendNACKs = true
+        /// Send every feedback packet (NACK, PLI) from our audio SSRC.
+        public var feedbackFromAudioSSRC = false
+        /// Send to 127.0.0.1:relayPort instead of the remote's candidates (an impairment relay
+        /// forwarding to them; NetEmu's `ImpairmentRelay`).
+        public var relayPort: UInt16?
 
         public init(name: String, audioFrequency: Double = 440, sendAudio: Bool = true, sendVideo: Bool = false,
                     videoKeyframeInterval: Int = 50, opusBitrate: Int32 = OpusAudioEncoder.defaultBitrate,
@@ -101,6 +111,8 @@ public final class SyntheticPeer: @unchecked Sendable {
                               srtpUnprotectFailures: 0, rtcpPackets: 0, rtcpSent: 0, senderReportsReceived: 0,
                               reportBlocksReceived: 0, roundTripMilliseconds: nil, droppedDatagrams: 0, streams: [])
     var rtcpTimer: TimerHandle?
+    /// NACK/RTX/PLI state (SyntheticPeer+Retransmission.swift).
+    var repair = RetransmissionState()
     /// Sender SSRC of receiver reports when the peer sends no media (RFC 3550 §6.4.2).
     let receiveOnlySSRC = UInt32.random(in: 1...UInt32.max)
 
@@ -124,7 +136,8 @@ public final class SyntheticPeer: @unchecked Sendable {
         }
         if configuration.sendVideo {
             tracks.append(PeerTrack(mid: String(tracks.count), codec: .vp8, ssrc: UInt32.random(in: 1...UInt32.max),
-                                    streamID: configuration.name, trackID: "video", cname: cname))
+                                    streamID: configuration.name, trackID: "video", cname: cname,
+                                    rtxSSRC: configuration.offerRTX ? UInt32.random(in: 1...UInt32.max) : nil))
         }
         self.tracks = tracks
         let context = loop.glibContext
@@ -204,7 +217,8 @@ public final class SyntheticPeer: @unchecked Sendable {
                 sessionVersion += 1
                 let answer = try PeerSDP.answer(to: remote.sdp, transport: transport, tracks: tracks,
                                                 setup: role == .client ? .active : .passive,
-                                                sessionID: sessionID, sessionVersion: sessionVersion)
+                                                sessionID: sessionID, sessionVersion: sessionVersion,
+                                                acceptRTX: configuration.offerRTX)
                 try apply(remote: remote, role: role)
                 return .success(answer)
             } catch { return .failure(error) }
@@ -251,6 +265,9 @@ public final class SyntheticPeer: @unchecked Sendable {
     public func report(analyzingTones: Bool = true) -> PeerReport {
         let (snapshot, samples): (PeerReport, [[Int16]]) = onLoop { [self] in
             var report = counters
+            report.repair = repair.counters
+            let now = EventLoop.monotonicMicroseconds()
+            for receiver in receivers.values { receiver.settle(nowMicroseconds: now) }
             report.state = state
             report.failure = failure
             report.srtpProfile = srtpProfile
@@ -277,6 +294,7 @@ public final class SyntheticPeer: @unchecked Sendable {
             dtlsTimer = nil
             rtcpTimer?.cancel()
             rtcpTimer = nil
+            cancelFeedback()
             sender = nil
             if notifyRemote, let dtls, dtls.state == .connected {
                 for output in dtls.close(now: EventLoop.monotonicMilliseconds()) { if case .send(let bytes) = output { send(bytes) } }
