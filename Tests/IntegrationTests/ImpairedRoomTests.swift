@@ -24,11 +24,21 @@ final class ImpairedRoomTests: ImpairedRoomCase {
     /// ≤ 0.5 %. Audio is not NACKed (neither is it by Chromium): the subscriber conceals the
     /// ~10 % with libopus PLC and still hears the tone.
     func testTenPercentUplinkLossOfAPublisherIsRepairedWithRTX() throws {
+        try assertUplinkLossRepaired(rtx: true, seed: 41)
+    }
+
+    /// Scenario 1 without RTX in the publisher's offer: it resends the original packets (the
+    /// relay sees the same sequence numbers cross again) and the SFU takes them as repairs.
+    func testTenPercentUplinkLossOfAPublisherWithoutRTXIsRepairedWithOriginals() throws {
+        try assertUplinkLossRepaired(rtx: false, seed: 42)
+    }
+
+    func assertUplinkLossRepaired(rtx: Bool, seed: UInt64, file: StaticString = #filePath, line: UInt = #line) throws {
         let server = try startServer()
-        let relay = try startRelay(server, seed: 41, uplink: Impairment(loss: 0.10, mediaOnly: true))
+        let relay = try startRelay(server, seed: seed, uplink: Impairment(loss: 0.10, mediaOnly: true))
         let alice = try join(server, "alice", "laptop", frequency: 440, room: "r1") {
             $0.sendVideo = true
-            $0.offerRTX = true
+            $0.offerRTX = rtx
             $0.relayPort = relay.port
         }
         let bob = try join(server, "bob", "phone", frequency: 660, room: "r1") { _ in }
@@ -42,30 +52,32 @@ final class ImpairedRoomTests: ImpairedRoomCase {
         let audioTrack = try XCTUnwrap(alice.peer.tracks.first { $0.codec == .opus })
         let log = relay.log
         let uplinkVideo = RelayLedger(log, direction: .uplink, ssrc: videoTrack.ssrc)
-        let uplinkRTX = RelayLedger(log, direction: .uplink, ssrc: try XCTUnwrap(videoTrack.rtxSSRC))
+        let uplinkRTX = videoTrack.rtxSSRC.map { RelayLedger(log, direction: .uplink, ssrc: $0) }
         let uplinkAudio = RelayLedger(log, direction: .uplink, ssrc: audioTrack.ssrc)
-        print("relay uplink video: \(uplinkVideo); RTX: \(uplinkRTX); audio: \(uplinkAudio)")
+        print("relay uplink video: \(uplinkVideo); RTX: \(uplinkRTX.map(\.description) ?? "not negotiated"); audio: \(uplinkAudio)")
         print("alice repair: \(sender.repair)")
         print("bob ← alice video: \(describe(video))")
         print("bob ← alice audio: \(describe(audio)), concealed \(audio.concealedSamplesPerChannel) samples (\(Self.percent(audio.concealmentRatio))), tone \(audio.tone.map { "\($0.dominantFrequency) Hz rms \(Int($0.rms))" } ?? "-")")
 
         // The path really lost ~10 % (ground truth), and the repairs really crossed it.
-        XCTAssertGreaterThan(Double(uplinkVideo.dropped), 0.05 * Double(uplinkVideo.arrived), "uplink video: \(uplinkVideo)")
-        XCTAssertGreaterThan(uplinkRTX.arrived, uplinkVideo.droppedSequences.count / 2, "RTX crossing the uplink")
-        XCTAssertGreaterThan(sender.repair.nackedSequenceNumbersReceived, 0, "the SFU NACKed alice")
-        XCTAssertGreaterThan(sender.repair.rtxSent, 0, "alice answered with RTX")
-        XCTAssertEqual(sender.repair.retransmissionsSent, sender.repair.rtxSent, "RTX was negotiated: no originals resent")
-        XCTAssertGreaterThan(video.expectedPackets, 400)
-        XCTAssertGreaterThan(video.repaired, 0)
-        XCTAssertLessThanOrEqual(video.residualLossRatio, Self.maximumResidualVideoLoss, describe(video))
-        XCTAssertEqual(video.malformedDescriptors, 0)
+        XCTAssertGreaterThan(Double(uplinkVideo.dropped), 0.05 * Double(uplinkVideo.arrived), "uplink video: \(uplinkVideo)", file: file, line: line)
+        // The repairs really crossed the relay: as RTX on the FID SSRC, or as originals again.
+        let resent = (uplinkRTX?.arrived ?? 0) + uplinkVideo.repeats
+        XCTAssertGreaterThan(resent, uplinkVideo.droppedSequences.count / 2, "repairs crossing the uplink", file: file, line: line)
+        XCTAssertGreaterThan(sender.repair.nackedSequenceNumbersReceived, 0, "the SFU NACKed alice", file: file, line: line)
+        XCTAssertGreaterThan(sender.repair.retransmissionsSent, 0, file: file, line: line)
+        XCTAssertEqual(sender.repair.rtxSent, rtx ? sender.repair.retransmissionsSent : 0, "RTX exactly when negotiated", file: file, line: line)
+        XCTAssertGreaterThan(video.expectedPackets, 400, file: file, line: line)
+        XCTAssertGreaterThan(video.repaired, 0, file: file, line: line)
+        XCTAssertLessThanOrEqual(video.residualLossRatio, Self.maximumResidualVideoLoss, describe(video), file: file, line: line)
+        XCTAssertEqual(video.malformedDescriptors, 0, file: file, line: line)
         // Audio: intelligible through concealment.
-        XCTAssertGreaterThan(uplinkAudio.dropped, 0)
-        XCTAssertGreaterThan(audio.concealedSamplesPerChannel, 0)
-        XCTAssertLessThan(audio.concealmentRatio, 0.2, "≈ the 10 % uplink loss, not more")
-        XCTAssertEqual(audio.decodeErrors, 0)
-        let tone = try XCTUnwrap(audio.tone)
-        XCTAssertTrue(tone.matches(frequency: alice.frequency), "dominant \(tone.dominantFrequency) Hz, rms \(tone.rms)")
+        XCTAssertGreaterThan(uplinkAudio.dropped, 0, file: file, line: line)
+        XCTAssertGreaterThan(audio.concealedSamplesPerChannel, 0, file: file, line: line)
+        XCTAssertLessThan(audio.concealmentRatio, 0.2, "≈ the 10 % uplink loss, not more", file: file, line: line)
+        XCTAssertEqual(audio.decodeErrors, 0, file: file, line: line)
+        let tone = try XCTUnwrap(audio.tone, file: file, line: line)
+        XCTAssertTrue(tone.matches(frequency: alice.frequency), "dominant \(tone.dominantFrequency) Hz, rms \(tone.rms)", file: file, line: line)
     }
 
     /// Scenario 2: 5 % loss on a subscriber's downlink. The subscriber NACKs its gaps, the SFU
