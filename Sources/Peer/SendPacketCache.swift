@@ -10,8 +10,8 @@ struct SendPacketCache {
         var packet: [UInt8]
     }
 
-    /// 1,024 packets: about 10 s of this peer's media (50 audio + ~55 video packets/s), far
-    /// more than the age bound keeps, so the count only binds for unusually large frames.
+    /// 1,024 packets: about 18 s of this peer's video (~55 packets/s; only video is cached),
+    /// far more than the age bound keeps, so the count only binds for unusually large frames.
     static let defaultCapacity = 1_024
     /// 1 s: the SFU's video NackGenerator stops asking for a packet after 1 s
     /// (`NackGeneratorConfig.video.maxAge`) and libwebrtc's RtpPacketHistory keeps about as

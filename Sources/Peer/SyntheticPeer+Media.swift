@@ -144,7 +144,8 @@ extension SyntheticPeer {
                                            sequenceNumber: sender.nextSequenceNumber(for: item.ssrc),
                                            timestamp: item.timestamp, ssrc: item.ssrc, extensions: extensions)
             guard var packet = try? builder.serialize(payload: item.payload) else { continue }
-            rememberSent(packet, ssrc: item.ssrc, sequenceNumber: builder.sequenceNumber)
+            // Video only: NACK is negotiated for VP8, never for Opus (neither by the SFU nor by browsers).
+            if item.codec == .vp8 { rememberSent(packet, ssrc: item.ssrc, sequenceNumber: builder.sequenceNumber) }
             packet.reserveCapacity(packet.count + srtp.profile.rtpOverhead)
             do { try srtp.protectRTP(&packet) } catch {
                 counters.sendFailures += 1

@@ -149,11 +149,25 @@ final class ImpairedRoomTests: ImpairedRoomCase {
         }
         try awaitMedia([alice, bob], subscriber: bob, publisher: alice, videoPackets: 25)
         let ssrcs = try videoSSRCs(at: bob, from: alice)
-        let before = alice.peer.report(analyzingTones: false).repair.keyframeRequestsReceived
-        XCTAssertTrue(bob.peer.sendPictureLossIndication(mediaSSRC: ssrcs.media))
-        let reached = try pump([alice, bob], timeout: 5) {
-            alice.peer.report(analyzingTones: false).repair.keyframeRequestsReceived > before
+        func keyframeRequests() -> UInt64 { alice.peer.report(analyzingTones: false).repair.keyframeRequestsReceived }
+        // Quiet first: the SFU's own request for bob's subscription start has been answered
+        // (no new request for 1 s), so what follows is bob's doing.
+        var before = keyframeRequests()
+        let quiet = try pump([alice, bob], timeout: 8) {
+            Thread.sleep(forTimeInterval: 1)
+            let now = keyframeRequests()
+            defer { before = now }
+            return now == before
         }
+        XCTAssertTrue(quiet, "alice kept getting keyframe requests")
+        // Control: the same sender SSRC naming a stream bob does not receive reaches no one.
+        let audioSSRC = try XCTUnwrap(bob.peer.tracks.first { $0.codec == .opus }?.ssrc)
+        XCTAssertTrue(bob.peer.sendPictureLossIndication(mediaSSRC: audioSSRC))
+        try pump([alice, bob], timeout: 1) { false }
+        XCTAssertEqual(keyframeRequests(), before, "a PLI naming no subscription must not reach the publisher")
+        // The PLI naming the video reaches alice (the SFU's 500 ms throttle has long passed).
+        XCTAssertTrue(bob.peer.sendPictureLossIndication(mediaSSRC: ssrcs.media))
+        let reached = try pump([alice, bob], timeout: 5) { keyframeRequests() > before }
         XCTAssertTrue(reached, "bob's PLI (from his audio SSRC, naming the video) reached alice")
         try run([alice, bob])
         try assertDownlinkRepaired(bob, from: alice, relay: relay)
