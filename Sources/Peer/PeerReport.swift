@@ -1,4 +1,5 @@
 import DTLS
+import SFU
 
 /// Where a synthetic peer's connection stands.
 public enum PeerConnectionState: String, Sendable, Equatable {
@@ -60,6 +61,8 @@ public struct ReceivedStreamReport: Sendable, Equatable {
     public var duplicates: UInt64 = 0
     /// Opus: samples per channel produced by libopus packet-loss concealment for missing packets.
     public var concealedSamplesPerChannel: UInt64 = 0
+    /// Video: what our NACK generator did for this stream (nil when the peer does not NACK).
+    public var nackGenerator: NackGeneratorStats?
 
     /// residualLost / expected (0 when nothing was expected).
     public var residualLossRatio: Double {

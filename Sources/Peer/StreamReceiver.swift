@@ -148,6 +148,6 @@ final class StreamReceiver {
             outOfOrder: outOfOrder, maxArrivalGapMicroseconds: maxArrivalGap,
             residualLost: residual.residualLost, repaired: residual.repaired, pendingMissing: UInt64(residual.pending),
             retransmissionsReceived: retransmissions, duplicates: residual.duplicates,
-            concealedSamplesPerChannel: concealedSamples)
+            concealedSamplesPerChannel: concealedSamples, nackGenerator: nacks?.stats)
     }
 }

@@ -9,6 +9,9 @@ import SRTP
 /// (controlling), an OpenSSL DTLS endpoint, libsrtp2, an Opus encoder fed with a sine tone of
 /// its own frequency and optional VP8-shaped video. It offers (or answers a server offer),
 /// connects, sends 20 ms Opus frames, decodes what it receives per SSRC and reports it.
+/// It repairs loss as a browser does (SyntheticPeer+Retransmission.swift): answers NACKs from
+/// a cache of sent video (RTX when negotiated), NACKs gaps of received video, unwraps RTX,
+/// and reports residual loss and Opus concealment per stream.
 ///
 /// Threading: everything — the NiceAgent's callbacks, DTLS, SRTP, Opus, the 20 ms send timer —
 /// runs on the `EventLoop` passed in (its GMainContext drives libnice). The public methods

@@ -12,6 +12,11 @@ struct RelayLedger: CustomStringConvertible {
     var droppedSequences = Set<UInt16>()
     /// Delivered datagrams whose sequence number had reached the relay before (resent originals).
     var repeats = 0
+    /// Sequence numbers delivered at least once.
+    var deliveredSequences = Set<UInt16>()
+    /// Dropped and never delivered afterwards (only meaningful without RTX: an RTX packet's
+    /// original sequence number is encrypted).
+    var neverDelivered: Int { droppedSequences.subtracting(deliveredSequences).count }
     var reordered = 0
 
     init(_ log: [RelayLogEntry], direction: Direction, ssrc: UInt32) {
@@ -20,6 +25,7 @@ struct RelayLedger: CustomStringConvertible {
             guard let rtp = entry.rtp, rtp.ssrc == ssrc else { continue }
             arrived += 1
             if !seen.insert(rtp.sequence).inserted, !entry.action.isDropped { repeats += 1 }
+            if !entry.action.isDropped { deliveredSequences.insert(rtp.sequence) }
             switch entry.action {
             case .dropped:
                 dropped += 1
@@ -33,7 +39,7 @@ struct RelayLedger: CustomStringConvertible {
     }
 
     var description: String {
-        "\(arrived) arrived, \(dropped) dropped (\(droppedSequences.count) distinct), \(repeats) resent originals, \(reordered) reordered"
+        "\(arrived) arrived, \(dropped) dropped (\(droppedSequences.count) distinct, \(neverDelivered) never delivered), \(repeats) resent originals, \(reordered) reordered"
     }
 }
 
@@ -118,9 +124,21 @@ class ImpairedRoomCase: RoomPeerCase {
         return (media, section.rtxSSRCs.first { $0.value == media }?.key)
     }
 
+    /// The host's UDP receive-buffer overflows so far (/proc/net/snmp `Udp: RcvbufErrors`):
+    /// datagrams the kernel dropped because a socket's owner (peer loop, server, relay) did not
+    /// read in time — loss the relay never saw, on a loaded machine.
+    static func udpReceiveBufferErrors() -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/net/snmp", encoding: .utf8) else { return nil }
+        let lines = text.split(separator: "\n").filter { $0.hasPrefix("Udp: ") }
+        guard lines.count >= 2 else { return nil }
+        let names = lines[0].split(separator: " "), values = lines[1].split(separator: " ")
+        guard let index = names.firstIndex(of: "RcvbufErrors"), index < values.count else { return nil }
+        return Int(values[index])
+    }
+
     static func percent(_ value: Double) -> String { String(format: "%.2f %%", value * 100) }
 
     func describe(_ stream: ReceivedStreamReport) -> String {
-        "\(stream.packets) packets, expected \(stream.expectedPackets), residual lost \(stream.residualLost) (\(Self.percent(stream.residualLossRatio))), repaired \(stream.repaired), pending \(stream.pendingMissing), RTX \(stream.retransmissionsReceived), duplicates \(stream.duplicates), RFC 3550 lost \(stream.lost), out of order \(stream.outOfOrder)"
+        "\(stream.nackGenerator.map { "NACK gen requested \($0.requested) sent \($0.nackedSequenceNumbers) recovered \($0.recovered) reordered-before-NACK \($0.reorderedBeforeNACK) lost-after-retries \($0.lostAfterRetries) too-late \($0.tooLate); " } ?? "")\(stream.packets) packets, max gap \(stream.maxArrivalGapMicroseconds / 1000) ms, expected \(stream.expectedPackets), residual lost \(stream.residualLost) (\(Self.percent(stream.residualLossRatio))), repaired \(stream.repaired), pending \(stream.pendingMissing), RTX \(stream.retransmissionsReceived), duplicates \(stream.duplicates), RFC 3550 lost \(stream.lost), out of order \(stream.outOfOrder)"
     }
 }

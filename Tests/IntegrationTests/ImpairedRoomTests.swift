@@ -16,7 +16,15 @@ final class ImpairedRoomTests: ImpairedRoomCase {
 
     /// Lets media flow for `measuredSeconds`, answering server offers.
     func run(_ members: [RoomPeerMember]) throws {
+        let overflowsBefore = Self.udpReceiveBufferErrors()
         try pump(members, timeout: Self.measuredSeconds) { false }
+        if let before = overflowsBefore, let after = Self.udpReceiveBufferErrors() {
+            print("host UDP receive-buffer overflows during the run: \(after - before)")
+        }
+        for member in members {
+            let report = member.peer.report(analyzingTones: false)
+            print("\(member.key): skipped ticks \(report.skippedFrames), send failures \(report.sendFailures)")
+        }
     }
 
     /// Scenario 1: 10 % random loss on the publisher's uplink. The SFU NACKs it, the publisher
