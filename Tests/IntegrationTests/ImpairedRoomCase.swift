@@ -43,6 +43,30 @@ struct RelayLedger: CustomStringConvertible {
     }
 }
 
+/// Residual loss of one received stream over the measured window only: from a snapshot
+/// taken once the stream is up to the end. Whatever was missing at the snapshot (lost, or
+/// still pending and lost later) belongs to the start-up and is reported apart.
+struct SteadyStateLoss: CustomStringConvertible {
+    let expected: UInt64
+    let residualLost: UInt64
+    /// Residual loss of the whole stream, start-up included.
+    let wholeStreamLost: UInt64
+    let startupLost: UInt64
+
+    init(start: ReceivedStreamReport, end: ReceivedStreamReport) {
+        expected = end.expectedPackets - min(end.expectedPackets, start.expectedPackets)
+        startupLost = min(end.residualLost, start.residualLost + start.pendingMissing)
+        residualLost = end.residualLost - startupLost
+        wholeStreamLost = end.residualLost
+    }
+
+    var ratio: Double { expected > 0 ? Double(residualLost) / Double(expected) : 0 }
+
+    var description: String {
+        "steady state \(residualLost)/\(expected) (\(ImpairedRoomCase.percent(ratio))); start-up \(startupLost), whole stream \(wholeStreamLost)"
+    }
+}
+
 /// Synthetic peers in rooms of the real server binary, some of them behind NetEmu's
 /// `ImpairmentRelay` (issue 4: "under emulated networks"). A peer given `relayPort` sends to
 /// the relay instead of the server's candidate; the relay forwards to the server's media port
