@@ -40,7 +40,7 @@ let package = Package(
         .target(name: "DTLS", dependencies: ["COpenSSL"]),
         .target(name: "ICE", dependencies: ["STUN", "CNice"]),
         .target(name: "Media", dependencies: ["CSocket", "ICE", "DTLS", "SRTP", "SFU", "RTP", "STUN", "SDP", "Logging"], swiftSettings: v5),
-        .target(name: "Peer", dependencies: ["CNice", "COpus", "DTLS", "SRTP", "RTP", "SDP", "SignalingClient", "IO"], swiftSettings: v5),
+        .target(name: "Peer", dependencies: ["CNice", "COpus", "DTLS", "SRTP", "RTP", "SDP", "SFU", "SignalingClient", "IO"], swiftSettings: v5),
         .target(name: "IO", dependencies: ["CSoup", "Logging"], swiftSettings: v5),
         .target(name: "Signaling", dependencies: ["CallCore", "Storage", "Auth", "Logging"]),
         .target(name: "SignalingClient", dependencies: ["IO"], swiftSettings: v5),

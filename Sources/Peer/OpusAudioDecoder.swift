@@ -38,6 +38,21 @@ public final class OpusAudioDecoder {
         return pcm
     }
 
+    /// Packet-loss concealment (RFC 6716 §4.4; `opus_decode` with no data): `samplesPerChannel`
+    /// samples (a multiple of 2.5 ms, at most 120 ms) that continue the signal over a lost packet.
+    public func conceal(samplesPerChannel: Int) throws(PeerError) -> [Int16] {
+        let capacity = Int(sampleRate) * Self.maxFrameMilliseconds / 1000
+        guard samplesPerChannel > 0, samplesPerChannel <= capacity else { throw .invalidParameter("concealment length") }
+        var pcm = [Int16](repeating: 0, count: samplesPerChannel * Int(channels))
+        let samples = pcm.withUnsafeMutableBufferPointer { out -> Int32 in
+            guard let outBase = out.baseAddress else { return OPUS_BAD_ARG }
+            return opus_decode(decoder, nil, 0, outBase, Int32(samplesPerChannel), 0)
+        }
+        guard samples > 0 else { throw .opus(samples) }
+        pcm.removeSubrange((Int(samples) * Int(channels))...)
+        return pcm
+    }
+
     public func decode(_ packet: [UInt8]) throws(PeerError) -> [Int16] {
         let copy = packet
         var result: Result<[Int16], PeerError> = .failure(.invalidParameter("empty Opus packet"))

@@ -1,4 +1,5 @@
 import DTLS
+import SFU
 
 /// Where a synthetic peer's connection stands.
 public enum PeerConnectionState: String, Sendable, Equatable {
@@ -46,6 +47,54 @@ public struct ReceivedStreamReport: Sendable, Equatable {
     public var outOfOrder: UInt64 = 0
     /// The longest time between two packets of this stream, µs (a stall on the path).
     public var maxArrivalGapMicroseconds: Int64 = 0
+    /// Residual loss (after repair): sequence numbers still missing `StreamReceiver.residualWindow`
+    /// after their gap was seen (the receiver's playout has moved past them), counted once each.
+    public var residualLost: UInt64 = 0
+    /// Sequence numbers that were missing and arrived later: by RTX, as a resent original, or
+    /// merely late (reordered). Each counts once.
+    public var repaired: UInt64 = 0
+    /// Missing now but still inside the residual window (neither lost nor repaired yet).
+    public var pendingMissing: UInt64 = 0
+    /// RTX packets (RFC 4588) received for this stream, and duplicates of packets already had
+    /// (resent originals that crossed a late original, or RTX for one).
+    public var retransmissionsReceived: UInt64 = 0
+    public var duplicates: UInt64 = 0
+    /// Opus: samples per channel produced by libopus packet-loss concealment for missing packets.
+    public var concealedSamplesPerChannel: UInt64 = 0
+    /// Video: what our NACK generator did for this stream (nil when the peer does not NACK).
+    public var nackGenerator: NackGeneratorStats?
+
+    /// residualLost / expected (0 when nothing was expected).
+    public var residualLossRatio: Double {
+        expectedPackets > 0 ? Double(residualLost) / Double(expectedPackets) : 0
+    }
+
+    /// Concealed / (decoded + concealed) samples: the share of audio libopus invented.
+    public var concealmentRatio: Double {
+        let total = decodedSamplesPerChannel + concealedSamplesPerChannel
+        return total > 0 ? Double(concealedSamplesPerChannel) / Double(total) : 0
+    }
+}
+
+/// Loss-repair counters of one peer (RFC 4585 §6.2.1 NACK, §6.3.1 PLI, RFC 4588 RTX).
+public struct PeerRepairCounters: Sendable, Equatable {
+    /// As a sender: NACK packets and sequence numbers received about our SSRCs.
+    public var nacksReceived: UInt64 = 0
+    public var nackedSequenceNumbersReceived: UInt64 = 0
+    /// Packets resent in answer (as RTX when negotiated, else the original), and NACKed
+    /// packets we no longer had (older than the cache's age or count bound).
+    public var retransmissionsSent: UInt64 = 0
+    public var rtxSent: UInt64 = 0
+    public var retransmissionsUnavailable: UInt64 = 0
+    /// PLIs and FIRs received about our video SSRC (each forces a keyframe).
+    public var keyframeRequestsReceived: UInt64 = 0
+    /// As a receiver: NACK packets and sequence numbers we sent, and PLIs we sent.
+    public var nacksSent: UInt64 = 0
+    public var nackedSequenceNumbersSent: UInt64 = 0
+    public var plisSent: UInt64 = 0
+    /// Feedback naming an SSRC we neither send nor receive.
+    public var unknownFeedbackSSRC: UInt64 = 0
+    public init() {}
 }
 
 /// A snapshot of everything a synthetic peer did and received.
@@ -78,6 +127,8 @@ public struct PeerReport: Sendable, Equatable {
     public var droppedDatagrams: UInt64
     /// Per remote SSRC, sorted by SSRC.
     public var streams: [ReceivedStreamReport]
+    /// NACK/RTX/PLI counters (SyntheticPeer+Retransmission.swift).
+    public var repair = PeerRepairCounters()
 
     public func stream(ssrc: UInt32) -> ReceivedStreamReport? { streams.first { $0.ssrc == ssrc } }
 }

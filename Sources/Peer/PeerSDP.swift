@@ -37,9 +37,10 @@ public enum PeerSDP {
         for spec in sections {
             switch spec {
             case .send(let track):
-                media.append(section(for: track, transport: transport, setup: .actpass, direction: .sendrecv,
-                                     payloadType: track.codec.defaultPayloadType, midExtensionID: midExtensionID,
-                                     audioLevelExtensionID: track.codec == .opus ? audioLevelExtensionID : nil))
+                media.append(section(for: track, mid: track.mid, codec: track.codec, transport: transport, setup: .actpass,
+                                     direction: .sendrecv, payloadType: track.codec.defaultPayloadType, midExtensionID: midExtensionID,
+                                     audioLevelExtensionID: track.codec == .opus ? audioLevelExtensionID : nil,
+                                     rtxPayloadType: track.rtxSSRC == nil ? nil : PeerTrack.rtxPayloadType))
                 bundle.append(track.mid)
                 streamIDs.append(track.streamID)
             case .receive(let mid, let codec, let payloadType, let midExtensionID):
@@ -61,8 +62,10 @@ public enum PeerSDP {
     /// every other section recvonly when the offer sends (the SFU's forwarded tracks), with the
     /// offer's payload type for Opus or VP8 and its id for the mid extension. Sections with no
     /// codec we handle, or offered with port 0, are rejected with port 0 (RFC 3264 §6).
+    /// `acceptRTX`: keep an offered RTX format (RFC 4588 §8) for VP8 in the answer.
     public static func answer(to offer: SessionDescription, transport: PeerTransport, tracks: [PeerTrack],
-                              setup: DTLSSetup, sessionID: String, sessionVersion: UInt64) throws(PeerError) -> String {
+                              setup: DTLSSetup, sessionID: String, sessionVersion: UInt64,
+                              acceptRTX: Bool = false) throws(PeerError) -> String {
         var media: [MediaDescription] = []
         var accepted: [String] = []
         for (index, offered) in offer.media.enumerated() {
@@ -71,8 +74,12 @@ public enum PeerSDP {
             let codec: PeerTrack.Codec? = offered.kind == .audio ? .opus : offered.kind == .video ? .vp8 : nil
             let payloadType: UInt8?
             let extensions: [HeaderExtension]
+            var rtxPayloadType: UInt8?
             do {
                 payloadType = try codec.flatMap { codec in try offered.payloadFormats().first { matches($0, codec) }?.payloadType }
+                if acceptRTX, codec == .vp8, let payloadType {
+                    rtxPayloadType = try offered.payloadFormats().first { $0.associatedPayloadType == payloadType }?.payloadType
+                }
                 extensions = try offer.headerExtensions(for: offered)
             } catch {
                 throw .invalidRemoteDescription("section \(mid): \(error)")
@@ -89,10 +96,11 @@ public enum PeerSDP {
             // RFC 8285 §7: an offered extension is answered with the offer's id.
             let audioLevelID = codec == .opus ? extensions.first { $0.knownURI == .audioLevel }?.id : nil
             let answered = track.map { PeerTrack(mid: mid, codec: codec, ssrc: $0.ssrc, streamID: $0.streamID,
-                                                 trackID: $0.trackID, cname: $0.cname) }
+                                                 trackID: $0.trackID, cname: $0.cname,
+                                                 rtxSSRC: rtxPayloadType == nil ? nil : $0.rtxSSRC) }
             media.append(section(for: answered, mid: mid, codec: codec, transport: transport, setup: setup,
                                  direction: direction, payloadType: payloadType, midExtensionID: midID,
-                                 audioLevelExtensionID: audioLevelID))
+                                 audioLevelExtensionID: audioLevelID, rtxPayloadType: rtxPayloadType))
             accepted.append(mid)
         }
         return description(sessionID: sessionID, sessionVersion: sessionVersion, bundle: accepted,
@@ -125,9 +133,10 @@ public enum PeerSDP {
     }
 
     /// One bundled media section; `track` adds msid and ssrc lines when the section sends.
+    /// `rtxPayloadType` adds an RTX format for it (RFC 4588 §8.6: `rtx/90000` with `apt`).
     static func section(for track: PeerTrack?, mid: String, codec: PeerTrack.Codec, transport: PeerTransport,
                         setup: DTLSSetup, direction: Direction, payloadType: UInt8, midExtensionID: UInt8?,
-                        audioLevelExtensionID: UInt8? = nil) -> MediaDescription {
+                        audioLevelExtensionID: UInt8? = nil, rtxPayloadType: UInt8? = nil) -> MediaDescription {
         var a: [SDPAttribute] = [SDPAttribute("rtcp", "9 IN IP4 0.0.0.0")]
         a += transport.candidates.map { SDPAttribute("candidate", $0) }
         // No trickle: every candidate is in the description (the SFU never trickles either).
@@ -156,12 +165,23 @@ public enum PeerSDP {
             for feedback in ["goog-remb", "transport-cc", "ccm fir", "nack", "nack pli"] {
                 a.append(SDPAttribute("rtcp-fb", "\(payloadType) \(feedback)"))
             }
+            if let rtxPayloadType {
+                a.append(SDPAttribute("rtpmap", "\(rtxPayloadType) rtx/\(codec.clockRate)"))
+                a.append(SDPAttribute("fmtp", "\(rtxPayloadType) apt=\(payloadType)"))
+            }
         }
+        var formats = [String(payloadType)]
+        if codec == .vp8, let rtxPayloadType { formats.append(String(rtxPayloadType)) }
         if sends, let track {
-            a.append(SDPAttribute("ssrc", "\(track.ssrc) cname:\(SDPToken.escape(track.cname))"))
-            a.append(SDPAttribute("ssrc", "\(track.ssrc) msid:\(SDPToken.escape(track.streamID)) \(SDPToken.escape(track.trackID))"))
+            // RFC 5576 §4.2 / RFC 4588 §8.7: the RTX SSRC is paired with the media SSRC by FID.
+            let rtx = track.rtxSSRC.flatMap { rtxPayloadType == nil ? nil : $0 }
+            if let rtx { a.append(SDPAttribute("ssrc-group", "FID \(track.ssrc) \(rtx)")) }
+            for ssrc in [track.ssrc] + (rtx.map { [$0] } ?? []) {
+                a.append(SDPAttribute("ssrc", "\(ssrc) cname:\(SDPToken.escape(track.cname))"))
+                a.append(SDPAttribute("ssrc", "\(ssrc) msid:\(SDPToken.escape(track.streamID)) \(SDPToken.escape(track.trackID))"))
+            }
         }
-        return MediaDescription(media: codec.kind.rawValue, port: 9, proto: proto, formats: [String(payloadType)],
+        return MediaDescription(media: codec.kind.rawValue, port: 9, proto: proto, formats: formats,
                                 connections: [Connection(address: "0.0.0.0")], attributes: a)
     }
 }

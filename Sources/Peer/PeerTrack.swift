@@ -23,14 +23,20 @@ public struct PeerTrack: Sendable, Equatable {
     public var trackID: String
     /// RTCP CNAME (RFC 7022).
     public var cname: String
+    /// Video only: the RTX (RFC 4588) SSRC paired with `ssrc` by `a=ssrc-group:FID`; nil = no RTX.
+    public var rtxSSRC: UInt32?
 
-    public init(mid: String, codec: Codec, ssrc: UInt32, streamID: String, trackID: String, cname: String) {
+    /// RTX payload type offered with VP8 (Chromium's number: `a=rtpmap:97 rtx/90000`, apt=96).
+    public static let rtxPayloadType: UInt8 = 97
+
+    public init(mid: String, codec: Codec, ssrc: UInt32, streamID: String, trackID: String, cname: String, rtxSSRC: UInt32? = nil) {
         self.mid = mid
         self.codec = codec
         self.ssrc = ssrc
         self.streamID = streamID
         self.trackID = trackID
         self.cname = cname
+        self.rtxSSRC = codec == .vp8 ? rtxSSRC : nil
     }
 }
 

@@ -18,6 +18,10 @@ public struct RemoteDescription: Sendable, Equatable {
         /// `account/device` in SFU offers (sent as "account%2Fdevice"). Ids that do not
         /// decode are kept as written.
         public var streamID: String?
+        /// RTX payload type → the payload type it repairs (`apt`, RFC 4588 §8.6).
+        public var rtxPayloadTypes: [UInt8: UInt8] = [:]
+        /// RTX SSRC → media SSRC, from `a=ssrc-group:FID media rtx` (RFC 4588 §8.7).
+        public var rtxSSRCs: [UInt32: UInt32] = [:]
     }
 
     public var sdp: SessionDescription
@@ -58,9 +62,18 @@ public struct RemoteDescription: Sendable, Equatable {
                     if PeerSDP.matches(format, .opus) { payloadTypes[format.payloadType] = .opus }
                     if PeerSDP.matches(format, .vp8) { payloadTypes[format.payloadType] = .vp8 }
                 }
+                var rtxPayloadTypes: [UInt8: UInt8] = [:]
+                for format in try media.payloadFormats() {
+                    if let apt = format.associatedPayloadType { rtxPayloadTypes[format.payloadType] = apt }
+                }
+                var rtxSSRCs: [UInt32: UInt32] = [:]
+                for group in try media.ssrcGroups() where group.semantics == "FID" && group.ssrcs.count == 2 {
+                    rtxSSRCs[group.ssrcs[1]] = group.ssrcs[0]
+                }
                 sections.append(Section(mid: mid, kind: media.kind, direction: media.direction, rejected: media.isRejected,
                                         payloadTypes: payloadTypes, ssrcs: try media.ssrcs(),
-                                        streamID: try media.msids().first.map { SDPToken.unescape($0.streamID) ?? $0.streamID }))
+                                        streamID: try media.msids().first.map { SDPToken.unescape($0.streamID) ?? $0.streamID },
+                                        rtxPayloadTypes: rtxPayloadTypes, rtxSSRCs: rtxSSRCs))
             }
             self.candidates = candidates
             self.sections = sections

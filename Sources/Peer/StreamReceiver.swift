@@ -1,4 +1,5 @@
 import RTP
+import SFU
 
 /// Receive side of one remote SSRC: counts, loss and jitter (RFC 3550 §A.1–A.8 via
 /// `ReceptionStats`), Opus decoding with libopus into a ring of recent samples for the tone
@@ -28,16 +29,50 @@ final class StreamReceiver {
     private let channels = 2
     /// Middle 32 bits of the last SR's NTP time from this source and its arrival (µs), for LSR/DLSR.
     var lastSenderReport: (middle: UInt32, arrivalMicroseconds: Int64)?
+    private(set) var residual: ResidualLossTracker
+    private var retransmissions: UInt64 = 0
+    private var concealedSamples: UInt64 = 0
+    /// Video: the NACK generator asking the sender for this stream's gaps (nil: no NACKs).
+    var nacks: NackGenerator?
+
+    /// How long a missing packet may still be repaired before it counts as residual loss:
+    /// video 1 s (the SFU's NACK give-up age and retransmission cache, docs/rtcp.md), audio
+    /// 300 ms (NetEq's playout delay under jitter stays below it; the SFU does not NACK audio).
+    static func residualWindow(_ codec: PeerTrack.Codec?) -> Int64 { codec == .opus ? 300_000 : 1_000_000 }
+    /// 960: one 20 ms Opus frame at 48 kHz, what each missing packet of the peers carried.
+    static let concealFrameSamples = 48_000 * OpusAudioEncoder.frameMilliseconds / 1000
+    /// 50 frames (1 s): longest run concealed for one gap; a longer gap is an outage.
+    static let maxConcealedFrames = 50
 
     init(ssrc: UInt32, payloadType: UInt8, codec: PeerTrack.Codec?, analysisSamples: Int) {
         self.ssrc = ssrc
         self.payloadType = payloadType
         self.codec = codec
         recent = SampleRing(capacity: analysisSamples)
+        residual = ResidualLossTracker(windowMicroseconds: Self.residualWindow(codec))
     }
 
+    /// RFC 3550 §A.8 interarrival jitter, RTP timestamp units.
+    var jitter: UInt32 { stats.jitter }
+
+    /// Declares residual loss for gaps older than the window (call before a report).
+    func settle(nowMicroseconds: Int64) { residual.settle(now: nowMicroseconds) }
+
     /// Handles one unprotected RTP packet; `nowMicroseconds` is the arrival time.
-    func receive(_ packet: RTPPacketView, nowMicroseconds: Int64) {
+    /// `isRetransmission`: unwrapped from RTX (RFC 4588), so it neither counts as a received
+    /// packet nor feeds jitter (RFC 3550 statistics are about the media stream itself).
+    func receive(_ packet: RTPPacketView, nowMicroseconds: Int64, isRetransmission: Bool = false) {
+        let arrival = residual.record(packet.sequenceNumber, now: nowMicroseconds)
+        nacks?.received(packet.sequenceNumber, now: nowMicroseconds, isRetransmission: isRetransmission)
+        if isRetransmission {
+            retransmissions += 1
+        }
+        // A duplicate (a resent original that crossed a late one) carries nothing new.
+        if arrival == .duplicateOrLate { return }
+        if isRetransmission {
+            decodeMedia(packet, arrival: arrival)
+            return
+        }
         packets += 1
         payloadBytes += UInt64(packet.payload.count)
         // Older than the highest sequence number seen (RFC 3550 §A.1 serial arithmetic):
@@ -52,10 +87,24 @@ final class StreamReceiver {
         lastArrival = nowMicroseconds
         stats.record(seq: packet.sequenceNumber, rtpTimestamp: packet.timestamp, arrival: nowMicroseconds,
                      clockRate: Int(codec?.clockRate ?? 90_000))
+        decodeMedia(packet, arrival: arrival)
+    }
+
+    private func decodeMedia(_ packet: RTPPacketView, arrival: ResidualLossTracker.Arrival) {
         switch codec {
         case .opus:
             if decoder == nil { decoder = try? OpusAudioDecoder() }
             guard let decoder, !packet.payload.isEmpty else { decodeErrors += 1; return }
+            // No jitter buffer: a gap is concealed when the next packet shows it, so a packet
+            // of the gap arriving later is too late to play (its time was concealed).
+            if arrival == .repaired { return }
+            if case .new(let gap) = arrival, gap > 0 {
+                for _ in 0..<min(gap, Self.maxConcealedFrames) {
+                    guard let pcm = try? decoder.conceal(samplesPerChannel: Self.concealFrameSamples) else { break }
+                    concealedSamples += UInt64(pcm.count / channels)
+                    recent.append(contentsOf: ToneAnalysis.mono(pcm, channels: channels))
+                }
+            }
             do {
                 let pcm = try decoder.decode(packet.payload)
                 decodedSamples += UInt64(pcm.count / channels)
@@ -96,6 +145,9 @@ final class StreamReceiver {
             jitter: stats.jitter, decodedSamplesPerChannel: decodedSamples, decodeErrors: decodeErrors,
             tone: tone,
             frames: frames, keyframes: keyframes, malformedDescriptors: malformedDescriptors,
-            outOfOrder: outOfOrder, maxArrivalGapMicroseconds: maxArrivalGap)
+            outOfOrder: outOfOrder, maxArrivalGapMicroseconds: maxArrivalGap,
+            residualLost: residual.residualLost, repaired: residual.repaired, pendingMissing: UInt64(residual.pending),
+            retransmissionsReceived: retransmissions, duplicates: residual.duplicates,
+            concealedSamplesPerChannel: concealedSamples, nackGenerator: nacks?.stats)
     }
 }

@@ -41,6 +41,7 @@ extension SyntheticPeer {
                 counters.droppedDatagrams += 1
                 return
             }
+            if receiveRetransmission(view) { return }
             let receiver: StreamReceiver
             if let existing = receivers[view.ssrc] {
                 receiver = existing
@@ -49,6 +50,7 @@ extension SyntheticPeer {
                 receiver = StreamReceiver(ssrc: view.ssrc, payloadType: view.payloadType,
                                           codec: payloadCodecs[view.payloadType], analysisSamples: samples)
                 receivers[view.ssrc] = receiver
+                attachNACKGenerator(receiver)
             }
             if let label = ssrcLabels[view.ssrc] {
                 receiver.mid = label.mid
@@ -76,6 +78,7 @@ extension SyntheticPeer {
                     srtpProfile = keys.profile
                     state = .connected
                     scheduleRTCP()
+                    scheduleFeedback()
                     publish()
                 } catch {
                     fail("SRTP session: \(error)")
@@ -145,6 +148,8 @@ extension SyntheticPeer {
                                            sequenceNumber: sender.nextSequenceNumber(for: item.ssrc),
                                            timestamp: item.timestamp, ssrc: item.ssrc, extensions: extensions)
             guard var packet = try? builder.serialize(payload: item.payload) else { continue }
+            // Video only: NACK is negotiated for VP8, never for Opus (neither by the SFU nor by browsers).
+            if item.codec == .vp8 { rememberSent(packet, ssrc: item.ssrc, sequenceNumber: builder.sequenceNumber) }
             packet.reserveCapacity(packet.count + srtp.profile.rtpOverhead)
             do { try srtp.protectRTP(&packet) } catch {
                 counters.sendFailures += 1

@@ -46,7 +46,7 @@ extension SyntheticPeer {
                                         configuration: DTLSEndpoint.Configuration(srtpProfiles: configuration.srtpProfiles))
             } catch { throw .crypto("DTLS endpoint: \(error)") }
             dtlsRole = role
-            try nice.setRemote(ufrag: remote.iceUfrag, pwd: remote.icePwd, candidates: remote.candidates)
+            try nice.setRemote(ufrag: remote.iceUfrag, pwd: remote.icePwd, candidates: relayedCandidates(remote.candidates))
             state = .checking
         }
         self.remote = remote
@@ -69,6 +69,7 @@ extension SyntheticPeer {
             sendParameters[track.mid] = (payloadType, midID, allowed)
             audioLevelExtensionIDs[track.mid] = track.codec == .opus ? extensions.first { $0.knownURI == .audioLevel }?.id : nil
         }
+        updateRetransmission(remote: remote)
         publish()
     }
 }

@@ -72,7 +72,7 @@ extension SyntheticPeer {
             case .receiverReport(let report):
                 blocks += report.reportBlocks
             default:
-                break
+                _ = handleSenderFeedback(packet)
             }
         }
         let arrival = NTPTime.middle32(NTPTime.timestamp(unixMicroseconds: Self.wallClockMicroseconds()))

@@ -9,6 +9,9 @@ import SRTP
 /// (controlling), an OpenSSL DTLS endpoint, libsrtp2, an Opus encoder fed with a sine tone of
 /// its own frequency and optional VP8-shaped video. It offers (or answers a server offer),
 /// connects, sends 20 ms Opus frames, decodes what it receives per SSRC and reports it.
+/// It repairs loss as a browser does (SyntheticPeer+Retransmission.swift): answers NACKs from
+/// a cache of sent video (RTX when negotiated), NACKs gaps of received video, unwraps RTX,
+/// and reports residual loss and Opus concealment per stream.
 ///
 /// Threading: everything — the NiceAgent's callbacks, DTLS, SRTP, Opus, the 20 ms send timer —
 /// runs on the `EventLoop` passed in (its GMainContext drives libnice). The public methods
@@ -41,6 +44,16 @@ public final class SyntheticPeer: @unchecked Sendable {
         /// Loudness of the tone: 0 = digital silence (RFC 6464 level 127, V clear), 1 = the
         /// default tone (about −15 dBov), at most `MediaSender.maximumGain`.
         public var audioGain: Double
+        /// Offer RTX (RFC 4588) for video: an RTX SSRC paired by FID, `rtx/90000` apt=VP8; NACKed
+        /// packets are then resent as RTX when the answer keeps it, and RTX is taken on receive.
+        public var offerRTX = false
+        /// NACK gaps of received video (RFC 4585 §6.2.1) with the SFU's `NackGenerator`.
+        public var sendNACKs = true
+        /// Send every feedback packet (NACK, PLI) from our audio SSRC.
+        public var feedbackFromAudioSSRC = false
+        /// Send to 127.0.0.1:relayPort instead of the remote's candidates (an impairment relay
+        /// forwarding to them; NetEmu's `ImpairmentRelay`).
+        public var relayPort: UInt16?
 
         public init(name: String, audioFrequency: Double = 440, sendAudio: Bool = true, sendVideo: Bool = false,
                     videoKeyframeInterval: Int = 50, opusBitrate: Int32 = OpusAudioEncoder.defaultBitrate,
@@ -107,6 +120,8 @@ public final class SyntheticPeer: @unchecked Sendable {
                               srtpUnprotectFailures: 0, rtcpPackets: 0, rtcpSent: 0, senderReportsReceived: 0,
                               reportBlocksReceived: 0, roundTripMilliseconds: nil, droppedDatagrams: 0, streams: [])
     var rtcpTimer: TimerHandle?
+    /// NACK/RTX/PLI state (SyntheticPeer+Retransmission.swift).
+    var repair = RetransmissionState()
     /// Sender SSRC of receiver reports when the peer sends no media (RFC 3550 §6.4.2).
     let receiveOnlySSRC = UInt32.random(in: 1...UInt32.max)
 
@@ -130,7 +145,8 @@ public final class SyntheticPeer: @unchecked Sendable {
         }
         if configuration.sendVideo {
             tracks.append(PeerTrack(mid: String(tracks.count), codec: .vp8, ssrc: UInt32.random(in: 1...UInt32.max),
-                                    streamID: configuration.name, trackID: "video", cname: cname))
+                                    streamID: configuration.name, trackID: "video", cname: cname,
+                                    rtxSSRC: configuration.offerRTX ? UInt32.random(in: 1...UInt32.max) : nil))
         }
         self.tracks = tracks
         let context = loop.glibContext
@@ -210,7 +226,8 @@ public final class SyntheticPeer: @unchecked Sendable {
                 sessionVersion += 1
                 let answer = try PeerSDP.answer(to: remote.sdp, transport: transport, tracks: tracks,
                                                 setup: role == .client ? .active : .passive,
-                                                sessionID: sessionID, sessionVersion: sessionVersion)
+                                                sessionID: sessionID, sessionVersion: sessionVersion,
+                                                acceptRTX: configuration.offerRTX)
                 try apply(remote: remote, role: role)
                 return .success(answer)
             } catch { return .failure(error) }
@@ -268,6 +285,9 @@ public final class SyntheticPeer: @unchecked Sendable {
     public func report(analyzingTones: Bool = true) -> PeerReport {
         let (snapshot, samples): (PeerReport, [[Int16]]) = onLoop { [self] in
             var report = counters
+            report.repair = repair.counters
+            let now = EventLoop.monotonicMicroseconds()
+            for receiver in receivers.values { receiver.settle(nowMicroseconds: now) }
             report.state = state
             report.failure = failure
             report.srtpProfile = srtpProfile
@@ -294,6 +314,7 @@ public final class SyntheticPeer: @unchecked Sendable {
             dtlsTimer = nil
             rtcpTimer?.cancel()
             rtcpTimer = nil
+            cancelFeedback()
             sender = nil
             if notifyRemote, let dtls, dtls.state == .connected {
                 for output in dtls.close(now: EventLoop.monotonicMilliseconds()) { if case .send(let bytes) = output { send(bytes) } }

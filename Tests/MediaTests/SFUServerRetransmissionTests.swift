@@ -26,7 +26,7 @@ final class SFUServerRetransmissionTests: XCTestCase {
         try joinAndConnect(a, server: server, room: "r1", events: events, others: [])
         try joinAndConnect(b, server: server, room: "r1", events: events, others: [a])
         try settleOffers([a, b], server: server, events: events)
-        let ssrc = try XCTUnwrap(b.offeredStreams.first { $0.value == "alice/phone" }?.key)
+        let ssrc = try XCTUnwrap(b.offeredStreams.first { $0.value == a.member.streamID }?.key)
 
         // The first NACK allocates the subscription's cache (docs/rtcp.md: caches exist for
         // subscribers that NACK); it names a packet from before, which is counted missing.
