@@ -53,6 +53,14 @@ public struct BenchmarkReport: Codable, Equatable, Sendable {
 
     public var errorCount: Int { errors.values.reduce(0, +) }
 
+    /// Server CPU time per complete setup in µs (server CPU over the measured window ÷
+    /// setups in it): the figure that does not depend on how much CPU a shared host left
+    /// the server, unlike setups/s. Nil without a server PID or without setups.
+    public var serverCPUMicrosecondsPerSetup: Double? {
+        guard let cores = serverCPUCores, setupsCompleted > 0, measuredSeconds > 0 else { return nil }
+        return cores * measuredSeconds * 1_000_000 / Double(setupsCompleted)
+    }
+
     public func json() -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -73,6 +81,7 @@ public struct BenchmarkReport: Codable, Equatable, Sendable {
         out.append("commands/s        : \(f(commandsPerSecond))")
         out.append("events/s received : \(f(eventsPerSecond))  (all frames; sent \(f(framesSentPerSecond))/s)")
         if let s = serverCPUCores { out.append("server CPU        : \(f(s, 2)) cores") }
+        if let u = serverCPUMicrosecondsPerSetup { out.append("server CPU/setup  : \(f(u, 0)) µs") }
         if let c = clientCPUCores { out.append("benchmark CPU     : \(f(c, 2)) cores") }
         if let w = serverRunQueueWaitFraction { out.append("server loop waiting for a CPU: \(f(w * 100, 0)) % of the window") }
         if let l = loadAverage { out.append("host load average : \(f(l, 2)) on \(cpus) CPUs") }

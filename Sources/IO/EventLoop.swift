@@ -15,6 +15,10 @@ public final class EventLoop {
     private let lock = NSLock()
     private var pending: [() -> Void] = []
     private var wakeupScheduled = false
+    /// True while ``iterate()`` drives the context: `execute` blocks then run right after
+    /// the current GLib iteration instead of through an idle source.
+    private var iterating = false
+    private var quitRequested = false
     private var thread: Thread?
     private let exited = DispatchSemaphore(value: 0)
     /// Lazily created on the loop thread; shared by HTTPClient and WebSocketClient.
@@ -46,8 +50,7 @@ public final class EventLoop {
             Thread.current.name = name
             g_main_context_push_thread_default(context)
             execute { started.signal() }
-            g_main_loop_run(mainLoop)
-            drainPending()
+            iterate()
             g_main_context_pop_thread_default(context)
             exited.signal()
         }
@@ -63,13 +66,43 @@ public final class EventLoop {
     /// Runs the loop on the calling thread until `stop()` (for the executable's main thread).
     public func run() {
         g_main_context_push_thread_default(context)
-        g_main_loop_run(mainLoop)
-        drainPending()
+        iterate()
         g_main_context_pop_thread_default(context)
+    }
+
+    /// The loop: one GLib iteration (prepare, poll, check, dispatch — each over every source
+    /// of the context, docs/benchmarks.md "Signaling"), then the `execute` blocks queued
+    /// meanwhile, until `stop()`.
+    ///
+    /// Instead of `g_main_loop_run` with an idle source per `execute` batch: a block queued
+    /// while a socket callback runs (the server queues every received frame for the hub's
+    /// group commit) ran one whole iteration later, so every wake-up by a frame cost two
+    /// iterations, and with thousands of idle WebSockets each iteration costs O(sockets).
+    /// Blocks queued by the loop thread now run as soon as the iteration that queued them
+    /// ends; other threads wake the blocking poll with `g_main_context_wakeup` (no source).
+    /// The iteration does not block while blocks are pending, so I/O and blocks alternate.
+    private func iterate() {
+        // Owned for the whole run (as g_main_loop_run does), so code between iterations
+        // sees `isOnLoopThread`; g_main_context_iteration acquires recursively.
+        g_main_context_acquire(context)
+        lock.lock(); iterating = true; lock.unlock()
+        while true {
+            lock.lock()
+            let quit = quitRequested
+            let idle = pending.isEmpty
+            lock.unlock()
+            if quit { break }
+            g_main_context_iteration(context, idle ? 1 : 0)
+            drainPending()
+        }
+        lock.lock(); iterating = false; quitRequested = false; lock.unlock()
+        drainPending()
+        g_main_context_release(context)
     }
 
     /// Quits the loop. From another thread it also waits for a `start()`ed thread to exit.
     public func stop() {
+        lock.lock(); quitRequested = true; lock.unlock()
         g_main_loop_quit(mainLoop)
         g_main_context_wakeup(context)
         lock.lock(); let t = thread; thread = nil; lock.unlock()
@@ -88,8 +121,15 @@ public final class EventLoop {
         pending.append(block)
         let needWakeup = !wakeupScheduled
         wakeupScheduled = true
+        let iterated = iterating
         lock.unlock()
         guard needWakeup else { return }
+        if iterated {
+            // `iterate()` drains after the current iteration; from another thread the
+            // blocking poll must return first.
+            if !isOnLoopThread { g_main_context_wakeup(context) }
+            return
+        }
         let source = g_idle_source_new()!
         g_source_set_priority(source, G_PRIORITY_DEFAULT)
         let me = Unmanaged.passRetained(self).toOpaque()

@@ -97,37 +97,23 @@ public enum CommandKind: Equatable, Sendable {
     }
 }
 
-/// The union of every field a v1 frame can carry; decoded first, then validated per type.
-private struct RawFrame: Decodable {
-    var v: Int?
-    var type: String?
-    var eventID: String?
-    var callID: String?
-    var callee: String?
-    var revision: Int64?
-    var generation: Int64?
-    var sdp: String?
-    var candidate: String?
-    var sdpMid: String?
-    var sdpMLineIndex: Int?
-    var ufrag: String?
-    var room: String?
-    var media: String?
-    var invitees: [String]?
-    var token: String?
-    var cursor: String?
-}
-
 extension ClientMessage {
     /// Parses one text frame. Never traps on any input.
     public static func parse(_ text: String) -> Result<ClientMessage, WireError> {
         let bytes = Array(text.utf8)
         guard JSONShape.depth(of: bytes) <= JSONShape.maxDepth else { return .failure(.tooDeep) }
         let raw: RawFrame
-        do {
-            raw = try JSONDecoder().decode(RawFrame.self, from: Data(bytes))
-        } catch {
-            return .failure(.malformed(Self.describe(error)))
+        if let scanned = RawFrame.scan(bytes) {
+            raw = scanned
+        } else {
+            // Anything the scanner does not take (bad JSON, a wrong type, nesting in an
+            // unknown field, a fractional number, a repeated key) goes to Foundation's
+            // decoder, which accepts or refuses it with its error as before.
+            do {
+                raw = try JSONDecoder().decode(RawFrame.self, from: Data(bytes))
+            } catch {
+                return .failure(.malformed(Self.describe(error)))
+            }
         }
         do {
             return .success(try validate(raw))

@@ -22,9 +22,10 @@ extension SignalingHub {
             return [.media(MediaRequest(connection: id, device: device, eventID: command.eventID, kind: command.kind))]
         }
         do {
-            if let first = try store.processedEvent(account: device.account, device: device.device, eventID: command.eventID) {
-                return [.send(id, duplicate(of: first, command: command, time: time))]
-            }
+            // No lookup of the eventID first: the step's commit inserts the processed-event
+            // row before anything else and throws `duplicateEvent` (writing nothing) when it
+            // exists, so a retry is answered below from the stored result. One indexed
+            // SELECT fewer for every command that is not a retry (nearly all).
             for _ in 0..<3 {
                 do {
                     return try apply(command, from: device, on: id, time: time)
@@ -110,19 +111,16 @@ extension SignalingHub {
         let sentText: String
         switch step.outcome {
         case .accepted(let revision):
-            counters.accepted += 1
             let snapshot = step.state?.snapshot
             resultText = ResultJSON.accepted(command, callID: callID, revision: revision, snapshot: snapshot,
                                              noop: false, serverTime: time.wall)
             sentText = withTURN(resultText, for: command, account: device.account, time: time)
         case .unchanged:
-            counters.accepted += 1
             let state = step.state ?? prior
             resultText = ResultJSON.accepted(command, callID: callID, revision: state?.revision ?? 0,
                                              snapshot: state?.snapshot, noop: true, serverTime: time.wall)
             sentText = resultText
         case .rejected(let rejection):
-            counters.rejected += 1
             let visible = prior.flatMap { $0.isVisible(to: device.account) ? $0.snapshot : nil }
             resultText = ResultJSON.rejected(command, code: rejection.rawValue, message: rejection.message,
                                              snapshot: visible, serverTime: time.wall)
@@ -132,6 +130,8 @@ extension SignalingHub {
                                        payloadHash: command.payloadHash, result: Data(resultText.utf8), processedAt: time.wall)
         var actions: [HubAction] = [.send(id, sentText)]
         actions += try commit(step, callID: callID, prior: prior, processed: processed, time: time)
+        // Counted once committed: a retry reaches the commit and is counted as a duplicate.
+        if case .rejected = step.outcome { counters.rejected += 1 } else { counters.accepted += 1 }
         logCommand(command, device: device, callID: callID, outcome: step.outcome,
                    callAgeMs: (step.state ?? prior).map { time.wall - $0.createdAt })
         return actions
@@ -141,11 +141,11 @@ extension SignalingHub {
     /// gets the same answer.
     private func record(_ command: ClientCommand, device: DeviceKey, callID: String, prior: CallState?, time: HubTime,
                         rejection: (code: String, message: String), on id: ConnectionID) throws -> [HubAction] {
-        counters.rejected += 1
         let text = ResultJSON.rejected(command, code: rejection.code, message: rejection.message, snapshot: nil, serverTime: time.wall)
         let processed = ProcessedEvent(account: device.account, device: device.device, eventID: command.eventID,
                                        payloadHash: command.payloadHash, result: Data(text.utf8), processedAt: time.wall)
         try store.commit(StepCommit(callID: callID, expectedRevision: prior?.revision, processedEvent: processed, now: time.wall))
+        counters.rejected += 1
         return [.send(id, text)]
     }
 

@@ -12,9 +12,9 @@ extension SQLiteCallStore {
     public func activeCalls(involving account: String) throws -> [StoredCall] {
         try locked { connection in try connection.readTransaction {
             let ids = try connection.with("""
-                SELECT DISTINCT p.call_id FROM call_participants p
+                SELECT DISTINCT p.call_id FROM call_participants p INDEXED BY call_participants_live
                 JOIN calls c ON c.call_id = p.call_id
-                WHERE p.account = ?1 AND c.is_terminal = 0
+                WHERE p.account = ?1 AND p.is_terminal = 0 AND c.is_terminal = 0
                 ORDER BY p.call_id
                 """) { statement -> [String] in
                 try statement.bind(1, account)
@@ -61,11 +61,22 @@ extension SQLiteCallStore {
     }
 
     static func participants(of callID: String, in connection: SQLiteConnection) throws -> [String] {
-        try connection.with("SELECT account FROM call_participants WHERE call_id = ?1 ORDER BY position") { statement in
+        try participantRows(of: callID, in: connection).accounts
+    }
+
+    /// The participants in position order, and whether any row's terminal flag differs
+    /// from `isTerminal` (nil: do not compare).
+    static func participantRows(of callID: String, isTerminal: Bool? = nil,
+                                in connection: SQLiteConnection) throws -> (accounts: [String], flagDiffers: Bool) {
+        try connection.with("SELECT account, is_terminal FROM call_participants WHERE call_id = ?1 ORDER BY position") { statement in
             try statement.bind(1, callID)
             var accounts: [String] = []
-            while try statement.step() { accounts.append(statement.string(0)) }
-            return accounts
+            var differs = false
+            while try statement.step() {
+                accounts.append(statement.string(0))
+                if let isTerminal, statement.bool(1) != isTerminal { differs = true }
+            }
+            return (accounts, differs)
         }
     }
 

@@ -75,12 +75,21 @@ extension SQLiteCallStore {
             guard connection.changes == 1 else {
                 throw StorageError.revisionConflict(current: try revision(of: call.callID, in: connection))
             }
-            if try participants(of: call.callID, in: connection) != call.participants {
+            let stored = try participantRows(of: call.callID, isTerminal: call.isTerminal, in: connection)
+            if stored.accounts != call.participants {
                 try connection.with("DELETE FROM call_participants WHERE call_id = ?1") { statement in
                     try statement.bind(1, call.callID)
                     try statement.run()
                 }
                 try insertParticipants(of: call, in: connection)
+            } else if stored.flagDiffers {
+                // The call ended (or, through a raw store user, came back): its rows leave
+                // (or rejoin) the live-participant index.
+                try connection.with("UPDATE call_participants SET is_terminal = ?2 WHERE call_id = ?1") { statement in
+                    try statement.bind(1, call.callID)
+                    try statement.bind(2, call.isTerminal)
+                    try statement.run()
+                }
             }
         } else {
             try connection.with("""
@@ -109,10 +118,13 @@ extension SQLiteCallStore {
 
     private static func insertParticipants(of call: StoredCall, in connection: SQLiteConnection) throws {
         for (position, account) in call.participants.enumerated() {
-            try connection.with("INSERT INTO call_participants (call_id, position, account) VALUES (?1, ?2, ?3)") { statement in
+            try connection.with("""
+                INSERT INTO call_participants (call_id, position, account, is_terminal) VALUES (?1, ?2, ?3, ?4)
+                """) { statement in
                 try statement.bind(1, call.callID)
                 try statement.bind(2, Int64(position))
                 try statement.bind(3, account)
+                try statement.bind(4, call.isTerminal)
                 try statement.run()
             }
         }

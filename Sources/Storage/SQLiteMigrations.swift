@@ -79,6 +79,20 @@ enum SQLiteMigrations {
         ) STRICT, WITHOUT ROWID;
         CREATE INDEX deadlines_due_at ON deadlines(due_at, call_id, kind);
         """,
+        // 2: `activeCalls(involving:)` (every invite asks it for the callee) walked every call
+        // the account was ever in through call_participants_account and joined each to
+        // `calls` to drop the ended ones: O(calls in the retention window) per invite, ~5 %
+        // of the hub's CPU 15 s into a benchmark and growing. Participant rows now carry
+        // their call's terminal flag and a partial index holds only live calls' rows, so
+        // the lookup reads the account's live calls only; the index over every row goes
+        // (no other query used it), one index write fewer per participant.
+        """
+        ALTER TABLE call_participants ADD COLUMN is_terminal INTEGER NOT NULL DEFAULT 0;
+        UPDATE call_participants SET is_terminal = 1
+            WHERE call_id IN (SELECT call_id FROM calls WHERE is_terminal = 1);
+        DROP INDEX call_participants_account;
+        CREATE INDEX call_participants_live ON call_participants(account, call_id) WHERE is_terminal = 0;
+        """,
     ]
 
     /// Highest schema version this build understands.

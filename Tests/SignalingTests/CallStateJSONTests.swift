@@ -1,0 +1,124 @@
+import CallCore
+import Foundation
+@testable import Signaling
+import XCTest
+
+/// The hand-written `CallState` encoding must be read back by the synthesized `Codable`
+/// decoder (what `CallStateCodec.decode` and every stored row rely on) into an equal state,
+/// and have the synthesized encoder's shape.
+final class CallStateJSONTests: XCTestCase {
+    private let caller = DeviceKey(account: "alice", device: "phone")
+    private let offer = SessionDescription(sdp: "v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\ns=\"quoted\" \\ back\tslash\r\na=ice-ufrag:abcd\r\n")
+    private let answer = SessionDescription(sdp: "v=0\r\na=ice-ufrag:wxyz\r\nu=caf\u{e9} \u{1F600}\r\n")
+
+    /// States along a whole setup, as the reducer makes them: ringing (3 callee devices, one
+    /// pushed, a caller's other device), answered (stopped losers), candidates buffered,
+    /// active, ended.
+    private func setupStates() -> [CallState] {
+        let config = CallConfig()
+        var states: [CallState] = []
+        var state: CallState?
+        var now: Int64 = 1_700_000_000_000
+        func step(_ event: CallEvent) {
+            now += 250
+            let result = reduce(state, event, now: now, config: config)
+            if let next = result.state { state = next; states.append(next) }
+        }
+        step(.invite(CallInvite(callID: "call-1", caller: caller, callee: "bob",
+                                calleeDevices: ["d0": true, "d1": true, "d2": false],
+                                callerOtherDevices: ["laptop"], offer: offer)))
+        let d0 = DeviceKey(account: "bob", device: "d0")
+        step(.ringing(device: d0))
+        step(.ringing(device: DeviceKey(account: "bob", device: "d1")))
+        step(.iceCandidate(device: caller, generation: 1,
+                           candidate: IceCandidate(candidate: "candidate:1 1 udp 2122260223 192.0.2.1 5000 typ host",
+                                                   sdpMid: "0", sdpMLineIndex: 0, usernameFragment: "abcd")))
+        step(.iceCandidate(device: caller, generation: 1, candidate: IceCandidate(candidate: "")))
+        step(.answer(device: d0, seenRevision: state?.revision ?? 0, sdp: answer))
+        step(.iceCandidate(device: d0, generation: 1,
+                           candidate: IceCandidate(candidate: "candidate:2 1 udp 1 192.0.2.2 6000 typ host", sdpMid: "0")))
+        step(.mediaConnected(device: caller))
+        step(.mediaConnected(device: d0))
+        step(.sdpOffer(device: d0, generation: state?.negotiation.generation ?? 1, sdp: answer))
+        step(.hangup(device: caller))
+        return states
+    }
+
+    func testReducerStatesRoundTripThroughTheSynthesizedDecoder() throws {
+        let states = setupStates()
+        XCTAssertGreaterThanOrEqual(states.count, 8)
+        XCTAssertTrue(states.contains { !$0.negotiation.buffered.isEmpty }, "a state with buffered candidates")
+        XCTAssertTrue(states.contains { !$0.pushedDevices.isEmpty }, "a state with a pushed device")
+        XCTAssertTrue(states.contains { $0.participation.values.contains { if case .stopped = $0 { return true } else { return false } } })
+        XCTAssertTrue(states.contains { $0.phase == .ended && $0.endedAt != nil && $0.endReason != nil })
+        for state in states {
+            let decoded = try JSONDecoder().decode(CallState.self, from: CallStateJSON.encode(state))
+            XCTAssertEqual(decoded, state, "revision \(state.revision)")
+            XCTAssertEqual(try CallStateCodec.decode(CallStateCodec.encode(state)), state)
+        }
+    }
+
+    func testEveryOptionalAndCaseRoundTrips() throws {
+        let d0 = DeviceKey(account: "bob", device: "d0")
+        var participation: [DeviceKey: DeviceParticipation] = [caller: .callerDevice,
+                                                               DeviceKey(account: "alice", device: "tab"): .inProgressElsewhere,
+                                                               d0: .answered,
+                                                               DeviceKey(account: "bob", device: "d1"): .ringingAcknowledged,
+                                                               DeviceKey(account: "bob", device: "d2"): .ringing]
+        for (index, reason) in StopReason.allCases.enumerated() {
+            participation[DeviceKey(account: "bob", device: "s\(index)")] = .stopped(reason)
+        }
+        for phase in CallPhase.allCases {
+            for media in CallMedia.allCases {
+                let state = CallState(
+                    callID: "c\u{2028}\u{0}", revision: Int64.max, phaseRevision: -1, phase: phase, caller: caller, callee: "bob",
+                    participation: participation, pushedDevices: [DeviceKey(account: "bob", device: "d2"), d0],
+                    answeredBy: d0, endReason: CallEndReason.allCases.randomElement(), endedBy: caller,
+                    createdAt: 1, endedAt: 2,
+                    deadlines: CallDeadlines(ring: 3, inviteExpiry: 4, connect: 5, reconnect: 6),
+                    negotiation: Negotiation(
+                        generation: 7,
+                        pendingOffer: NegotiatedDescription(side: .callee, generation: 7, description: answer),
+                        lastAnswer: NegotiatedDescription(side: .caller, generation: 6, description: offer),
+                        callerUfrag: "abcd", calleeUfrag: "wxyz", politeSide: .caller,
+                        buffered: [d0: CandidateBuffer(generation: 7, candidates: [
+                            IceCandidate(candidate: "a", sdpMid: "1", sdpMLineIndex: 1, usernameFragment: "u"),
+                            IceCandidate(candidate: "")]),
+                                   caller: CandidateBuffer(generation: 6, candidates: [])]),
+                    media: media)
+                XCTAssertEqual(try JSONDecoder().decode(CallState.self, from: CallStateJSON.encode(state)), state)
+            }
+        }
+        let bare = CallState(callID: "c", revision: 1, phaseRevision: 1, phase: .ringing, caller: caller, callee: "bob",
+                             participation: [:], createdAt: 0)
+        XCTAssertEqual(try JSONDecoder().decode(CallState.self, from: CallStateJSON.encode(bare)), bare)
+    }
+
+    /// Same JSON value as `JSONEncoder` (compared as parsed objects; with one entry per
+    /// dictionary and set, element order cannot differ).
+    func testSameJSONValueAsTheSynthesizedEncoder() throws {
+        let d0 = DeviceKey(account: "bob", device: "d0")
+        let state = CallState(
+            callID: "call-1", revision: 5, phaseRevision: 4, phase: .connecting, caller: caller, callee: "bob",
+            participation: [d0: .stopped(.answeredElsewhere)], pushedDevices: [d0], answeredBy: d0,
+            createdAt: 10, deadlines: CallDeadlines(connect: 99),
+            negotiation: Negotiation(generation: 1, pendingOffer: NegotiatedDescription(side: .caller, generation: 1, description: offer),
+                                     callerUfrag: "abcd",
+                                     buffered: [caller: CandidateBuffer(generation: 1, candidates: [IceCandidate(candidate: "x", sdpMLineIndex: 0)])]),
+            media: .sfu)
+        let ours = try JSONSerialization.jsonObject(with: CallStateJSON.encode(state)) as? NSDictionary
+        let theirs = try JSONSerialization.jsonObject(with: JSONEncoder().encode(state)) as? NSDictionary
+        XCTAssertNotNil(ours)
+        XCTAssertEqual(ours, theirs)
+    }
+
+    func testEqualStatesEncodeToEqualBytes() {
+        for state in setupStates() {
+            var copy = state
+            // Rebuild the dictionaries so their iteration order may differ.
+            copy.participation = Dictionary(uniqueKeysWithValues: state.participation.reversed())
+            copy.pushedDevices = Set(state.pushedDevices.reversed())
+            XCTAssertEqual(CallStateJSON.encode(copy), CallStateJSON.encode(state))
+        }
+    }
+}

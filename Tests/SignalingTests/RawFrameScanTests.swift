@@ -1,0 +1,83 @@
+import Foundation
+@testable import Signaling
+import XCTest
+
+/// The frame scanner must read what `JSONDecoder` reads, or step aside (nil) so the decoder
+/// decides; and it must take the frames devices send, or it saves nothing.
+final class RawFrameScanTests: XCTestCase {
+    private func decoded(_ text: String) -> RawFrame? {
+        try? JSONDecoder().decode(RawFrame.self, from: Data(text.utf8))
+    }
+
+    /// Frames as the protocol's clients write them: all read by the scanner, same values.
+    func testDeviceFramesAreScannedAsTheDecoderReadsThem() throws {
+        let sdp = "v=0\r\no=- 4611731400430051336 2 IN IP4 127.0.0.1\r\ns=-\r\na=ice-ufrag:8hhY\r\na=fmtp:111 minptime=10;useinbandfec=1\r\n"
+        var sdpJSON: [UInt8] = []
+        JSONWriter.appendQuoted(sdp, to: &sdpJSON)
+        let frames = [
+            #"{"v":1,"type":"hello","token":"abc.def.ghi","cursor":"42"}"#,
+            #"{"v":1,"type":"ping"}"#,
+            #"{"type":"ack","cursor":"7"}"#,
+            #"{"v":1,"type":"call.invite","eventID":"e-1","callee":"bob","sdp":"# + String(decoding: sdpJSON, as: UTF8.self) + "}",
+            #"{"v":1,"type":"call.answer","eventID":"e-2","callID":"c1","revision":3,"sdp":"# + String(decoding: sdpJSON, as: UTF8.self) + "}",
+            #"{"v":1,"type":"ice.candidate","eventID":"e-3","callID":"c1","generation":1,"candidate":"candidate:1 1 udp 2122260223 192.0.2.1 5000 typ host","sdpMid":"0","sdpMLineIndex":0,"ufrag":"8hhY"}"#,
+            #"{"v":1,"type":"ice.candidate","eventID":"e-4","callID":"c1","generation":1,"candidate":"","sdpMid":null,"sdpMLineIndex":null}"#,
+            #"{"v":1,"type":"room.ring","eventID":"e-5","room":"r1","invitees":["a","b"]}"#,
+            #"{"v":1,"type":"room.ring","eventID":"e-6","room":"r1","invitees":[]}"#,
+            " {\n\t\"v\" : 1 ,\r\n \"type\":\"call.hangup\" , \"eventID\":\"e-7\",\"callID\":\"c1\" } \n",
+            #"{"v":1,"type":"call.ringing","eventID":"e-8","callID":"c1","extra":"ignored","n":5,"flag":true,"z":false,"nothing":null}"#,
+            #"{"type":"call.invite","eventID":"e\u002d9","callee":"b\u00f6b \ud83d\ude00 \/ \\ \" \b\f\n\r\t"}"#,
+            #"{"v":-1,"revision":-9223372036854775808,"generation":9223372036854775807,"type":"x"}"#,
+            #"{}"#,
+        ]
+        for frame in frames {
+            let scanned = RawFrame.scan(Array(frame.utf8))
+            XCTAssertNotNil(scanned, frame)
+            XCTAssertEqual(scanned, decoded(frame), frame)
+        }
+        XCTAssertEqual(RawFrame.scan(Array(frames[3].utf8))?.sdp, sdp)
+    }
+
+    /// Inputs the scanner must leave to the decoder (nil), whatever the decoder then says.
+    func testUnusualOrInvalidInputIsLeftToTheDecoder() {
+        let frames = [
+            "", " ", "[]", "null", "\"s\"", "{", "}", "{\"type\"}", "{\"type\":}", "{\"type\":\"a\",}", "{,}",
+            #"{"type":"a"} x"#, #"{"type":"a"}{"#, #"{"type":"a" "eventID":"b"}"#,
+            #"{"type":"a","type":"b"}"#, #"{"x":1,"x":2}"#,
+            #"{"v":1.0}"#, #"{"v":1e0}"#, #"{"v":01}"#, #"{"v":-0}"#, #"{"v":"1"}"#, #"{"v":true}"#,
+            #"{"revision":9223372036854775808}"#, #"{"type":1}"#, #"{"invitees":"a"}"#, #"{"invitees":[1]}"#,
+            #"{"invitees":["a",]}"#, #"{"extra":{"nested":1}}"#, #"{"extra":[1]}"#, #"{"extra":tru}"#,
+            "{\"type\":\"a\tb\"}", #"{"type":"\x"}"#, #"{"type":"\u12"}"#, #"{"type":"\ud83d"}"#,
+            #"{"type":"\ude00"}"#, #"{"type":"\ud83d\u0041"}"#, #"{"type":"unterminated}"#,
+            "\u{FEFF}{\"type\":\"a\"}",
+        ]
+        for frame in frames {
+            XCTAssertNil(RawFrame.scan(Array(frame.utf8)), frame)
+        }
+    }
+
+    /// Randomly mangled valid frames: whenever the scanner answers, the decoder agrees.
+    func testScannerNeverDisagreesWithTheDecoderOnMangledFrames() {
+        let base = Array(#"{"v":1,"type":"ice.candidate","eventID":"e-3","callID":"c1","generation":12,"candidate":"a\"b\\c\u00e9","sdpMid":"0","sdpMLineIndex":0,"extra":"x","n":null}"#.utf8)
+        let alphabet = Array(#"{}[]:,"\ u0123456789abcdefnrt-.eE"#.utf8) + [0x0A, 0x01]
+        var generator = SystemRandomNumberGenerator()
+        var scannedCount = 0
+        for _ in 0 ..< 3_000 {
+            var bytes = base
+            for _ in 0 ..< Int.random(in: 1 ... 3, using: &generator) {
+                let position = Int.random(in: 0 ..< bytes.count, using: &generator)
+                switch Int.random(in: 0 ..< 3, using: &generator) {
+                case 0: bytes[position] = alphabet.randomElement(using: &generator)!
+                case 1: bytes.remove(at: position)
+                default: bytes.insert(alphabet.randomElement(using: &generator)!, at: position)
+                }
+            }
+            guard let text = String(validating: bytes, as: UTF8.self) else { continue }
+            if let scanned = RawFrame.scan(bytes) {
+                scannedCount += 1
+                XCTAssertEqual(scanned, decoded(text), text)
+            }
+        }
+        XCTAssertGreaterThan(scannedCount, 0)
+    }
+}
