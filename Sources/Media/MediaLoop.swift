@@ -55,11 +55,21 @@ public final class MediaLoop {
     private let wakeRead: Int32
     private let wakeWrite: Int32
     private var thread: pthread_t?
+    /// The pool this loop is a worker of (`MediaLoop+Handoff.swift`); set before `start`,
+    /// then read on the loop thread only. Nil for a lone loop.
+    var group: MediaLoopGroup?
+    /// This loop's index in `group`.
+    var workerIndex = 0
+    /// Per worker: datagrams were posted to its inbox in this receive batch (loop thread).
+    var signalPending: [Bool] = []
+    /// Addresses this loop claimed in the group's directory, per session (loop thread).
+    var claimedAddresses: [ICESessionID: [SocketAddress]] = [:]
 
     public init(configuration: MediaLoopConfiguration = MediaLoopConfiguration()) throws(UDPSocketError) {
         self.configuration = configuration
         socket = try UDPSocket(host: configuration.host, port: configuration.port,
-                               receiveBufferBytes: configuration.socketBufferBytes, sendBufferBytes: configuration.socketBufferBytes)
+                               receiveBufferBytes: configuration.socketBufferBytes, sendBufferBytes: configuration.socketBufferBytes,
+                               reusePort: configuration.reusePort)
         receiveBatch = UDPReceiveBatch(capacity: configuration.batchSize, slotSize: configuration.maxDatagramSize)
         sendBatch = UDPSendBatch(capacity: configuration.batchSize, slotSize: configuration.maxDatagramSize)
         var fds: [Int32] = [0, 0]
@@ -187,8 +197,8 @@ public final class MediaLoop {
 
     /// Loop-thread side of the shared state: drains wakeups, takes commands and the stop flag.
     func takeCommands() -> (commands: [(MediaLoop) -> Void], stop: Bool) {
-        var drain = [UInt8](repeating: 0, count: 64)
-        while read(wakeRead, &drain, drain.count) > 0 {}
+        var drain: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
+        while withUnsafeMutableBytes(of: &drain, { read(wakeRead, $0.baseAddress, $0.count) }) > 0 {}
         return shared.withLock {
             let taken = commands
             commands.removeAll(keepingCapacity: true)
