@@ -26,14 +26,16 @@ public final class SFUWorkerPool {
     private let lock = NSLock()
     private var roomWorker: [String: Int] = [:]
     private var roomMembers: [String: Int] = [:]
-    private var memberPlacement: [MemberID: (worker: Int, room: String)] = [:]
+    private var memberPlacement: [MemberID: Placement] = [:]
+    private var nextEpoch: UInt64 = 1
     private var workerMembers: [Int]
 
     /// See `SFUServer.onOffer` (loop thread of the member's worker).
     public var onOffer: (_ member: MemberID, _ generation: UInt64, _ sdp: String) -> Void = { _, _, _ in }
     /// See `SFUServer.onMemberJoined`.
     public var onMemberJoined: (_ room: String, _ member: MemberID) -> Void = { _, _ in }
-    /// See `SFUServer.onMemberLeft`; the member's placement is already released.
+    /// See `SFUServer.onMemberLeft`; the member's placement is already released (for
+    /// `.left`: once the `leave` completion ran).
     public var onMemberLeft: (_ room: String, _ member: MemberID, _ reason: SFULeaveReason) -> Void = { _, _, _ in }
     /// See `SFUServer.onActiveSpeaker`.
     public var onActiveSpeaker: (_ room: String, _ member: MemberID?) -> Void = { _, _ in }
@@ -77,7 +79,8 @@ public final class SFUWorkerPool {
             server.onOffer = { [unowned self] member, generation, sdp in onOffer(member, generation, sdp) }
             server.onMemberJoined = { [unowned self] room, member in onMemberJoined(room, member) }
             server.onMemberLeft = { [unowned self] room, member, reason in
-                release(member, worker: index)
+                // `.left` is `leave`'s echo: its completion releases (by epoch, see there).
+                if reason != .left { release(member, worker: index) }
                 onMemberLeft(room, member, reason)
             }
             server.onActiveSpeaker = { [unowned self] room, member in onActiveSpeaker(room, member) }
@@ -106,30 +109,56 @@ public final class SFUWorkerPool {
     /// Members (including joins in flight) per worker.
     public var membersPerWorker: [Int] { lock.withLock { workerMembers } }
 
+    /// Where a member lives. `epoch` tells this placement from a later one of the same
+    /// member (leave and rejoin race on different threads).
+    private struct Placement {
+        var worker: Int
+        var room: String
+        var epoch: UInt64
+    }
+
     /// The member's worker, placing it (and its room, on first join) when new. `reserved`:
-    /// this call created the placement (undone if the join fails).
-    private func place(_ member: MemberID, room: String) -> (worker: Int, reserved: Bool) {
+    /// the epoch of the placement this call created (undone if the join fails).
+    private func place(_ member: MemberID, room: String) -> (worker: Int, reserved: UInt64?) {
         lock.withLock {
-            if let placement = memberPlacement[member] { return (placement.worker, false) }
+            if let placement = memberPlacement[member] { return (placement.worker, nil) }
             let worker: Int
             if let placed = roomWorker[room] {
                 worker = placed
             } else {
                 // Fewest members; `min(by:)` keeps the first of equals, i.e. the lowest index.
                 worker = workerMembers.indices.min { workerMembers[$0] < workerMembers[$1] } ?? 0
-                roomWorker[room] = worker
             }
-            memberPlacement[member] = (worker, room)
-            roomMembers[room, default: 0] += 1
-            workerMembers[worker] += 1
-            return (worker, true)
+            return (worker, add(member, room: room, worker: worker))
         }
     }
 
-    /// Forgets the member's placement (if it is on `worker`), and the room's when it empties.
-    private func release(_ member: MemberID, worker: Int) {
+    /// Records a placement (lock held); returns its epoch.
+    private func add(_ member: MemberID, room: String, worker: Int) -> UInt64 {
+        let epoch = nextEpoch
+        nextEpoch &+= 1
+        roomWorker[room] = worker
+        memberPlacement[member] = Placement(worker: worker, room: room, epoch: epoch)
+        roomMembers[room, default: 0] += 1
+        workerMembers[worker] += 1
+        return epoch
+    }
+
+    /// After a successful join: the member is on `worker`; re-records the placement if a
+    /// leave that raced ahead of the join released it.
+    private func confirm(_ member: MemberID, room: String, worker: Int) {
         lock.withLock {
-            guard let placement = memberPlacement[member], placement.worker == worker else { return }
+            guard memberPlacement[member] == nil else { return }
+            _ = add(member, room: room, worker: worker)
+        }
+    }
+
+    /// Forgets the member's placement — if it is on `worker` and, when given, still of
+    /// `epoch` — and the room's when it empties.
+    private func release(_ member: MemberID, worker: Int, epoch: UInt64? = nil) {
+        lock.withLock {
+            guard let placement = memberPlacement[member], placement.worker == worker,
+                  epoch == nil || placement.epoch == epoch else { return }
             memberPlacement[member] = nil
             workerMembers[worker] -= 1
             let left = (roomMembers[placement.room] ?? 1) - 1
@@ -149,7 +178,10 @@ public final class SFUWorkerPool {
                      completion: @escaping (Result<SFUAnswerResult, SFUServerError>) -> Void) {
         let (worker, reserved) = place(member, room: room)
         workers[worker].join(room: room, member: member, offer: offer) { [weak self] result in
-            if reserved, case .failure = result { self?.release(member, worker: worker) }
+            switch result {
+            case .success: self?.confirm(member, room: room, worker: worker)
+            case .failure: if let reserved { self?.release(member, worker: worker, epoch: reserved) }
+            }
             completion(result)
         }
     }
@@ -161,10 +193,15 @@ public final class SFUWorkerPool {
         workers[worker].applyAnswer(member: member, generation: generation, sdp: sdp, completion: completion)
     }
 
-    /// See `SFUServer.leave` (the placement is released with `onMemberLeft`).
+    /// See `SFUServer.leave`. The placement is released when the worker has removed the
+    /// member, unless the member rejoined meanwhile (a newer placement epoch).
     public func leave(member: MemberID, completion: @escaping (Result<Void, SFUServerError>) -> Void = { _ in }) {
-        guard let worker = worker(of: member) else { return completion(.failure(.unknownMember)) }
-        workers[worker].leave(member: member, completion: completion)
+        let placement: (worker: Int, epoch: UInt64)? = lock.withLock { memberPlacement[member].map { ($0.worker, $0.epoch) } }
+        guard let placement else { return completion(.failure(.unknownMember)) }
+        workers[placement.worker].leave(member: member) { [weak self] result in
+            if case .success = result { self?.release(member, worker: placement.worker, epoch: placement.epoch) }
+            completion(result)
+        }
     }
 
     /// Per-worker snapshots and their sum (completion on the last worker's loop thread).

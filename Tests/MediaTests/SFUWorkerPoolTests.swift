@@ -72,6 +72,16 @@ final class SFUWorkerPoolTests: XCTestCase {
         XCTAssertNoThrow(try pool.joinSync(room: "one", member: d.member, offer: d.offer()).get())
         XCTAssertEqual(pool.worker(ofRoom: "one"), 0, "re-placed on the now emptier worker 0")
         XCTAssertEqual(pool.group?.directory.counts.ufrags, 2, "c's and d's ufrags; a's and b's released")
+
+        // Leave and rejoin without waiting (the coordinator may do so on a reconnect): the
+        // worker removes, then re-adds; the placement must end up present and counted once.
+        for _ in 0..<5 {
+            pool.leave(member: c.member)
+            XCTAssertNoThrow(try pool.joinSync(room: "two", member: c.member, offer: c.offer()).get())
+            XCTAssertEqual(pool.worker(of: c.member), 1)
+            XCTAssertEqual(pool.membersPerWorker, [1, 1])
+            XCTAssertEqual(pool.workers[1].stats().members.map(\.member), [c.member])
+        }
     }
 
     /// Clients whose datagrams the kernel hashes to each worker: probes fresh sockets until
