@@ -4,15 +4,17 @@ import ICE
 /// The UDP socket loop that owns the media hot path on the one shared port.
 ///
 /// Threading: one dedicated thread (`start`) runs poll(2) on the socket and a wake pipe,
-/// receives in recvmmsg batches, demultiplexes (`MediaLoop+Demux.swift`), runs timers and
+/// receives in recvmmsg batches, demultiplexes (`PacketDemux.swift`), runs timers and
 /// flushes queued sends with sendmmsg. Everything the loop owns — `ice`, the batches, the
 /// handlers — is touched only on that thread; other threads talk to it with `perform`,
 /// and read `counters` (a snapshot). Handlers run on the loop thread and may call `send`.
+/// In an `SFUWorkerPool` several loops share the port (SO_REUSEPORT); datagrams another
+/// worker owns are copied to its inbox and processed there (`MediaLoop+Handoff.swift`).
 ///
 /// Allocation: the receive and send paths for DTLS/RTP/RTCP allocate nothing: datagrams
 /// are views into the preallocated receive slots, the 5-tuple lookup hashes a
 /// `SocketAddress` (plain words), handlers are stored closures, and `send` copies into a
-/// preallocated send slot. STUN (a few checks per peer per second) is copied into an array
+/// preallocated send slot; a handoff to another worker copies into its preallocated inbox. STUN (a few checks per peer per second) is copied into an array
 /// for the ICE agent; commands from `perform` allocate their closure.
 public final class MediaLoop {
     /// A demultiplexed packet for a session: view valid only during the call.

@@ -44,7 +44,7 @@ public final class SFUWorkerPool {
     /// one loop thread per core.
     public static var onlineProcessors: Int { max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))) }
     /// At most 256 workers: far above any core count we deploy on; bounds the inboxes
-    /// (~1.5 MB each).
+    /// (~3.3 MB each: two 1.5 MB arenas).
     public static let maxWorkers = 256
 
     /// Opens every worker's socket on the configured port (0: the first worker's ephemeral
@@ -68,7 +68,7 @@ public final class SFUWorkerPool {
         workers = servers
         workerMembers = Array(repeating: 0, count: count)
         if count > 1 {
-            let inboxes = try servers.map { try MediaLoopInbox(slotSize: $0.loop.configuration.maxDatagramSize) }
+            let inboxes = try servers.map { _ in try MediaLoopInbox() }
             let group = MediaLoopGroup(inboxes: inboxes)
             for (index, server) in servers.enumerated() { server.loop.attach(to: group, index: index) }
             self.group = group
