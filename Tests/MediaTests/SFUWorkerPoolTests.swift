@@ -200,6 +200,47 @@ final class SFUWorkerPoolTests: XCTestCase {
         XCTAssertEqual(stats.total.loop.unknownPeerDrops, 0)
     }
 
+    /// ICE restart of a member whose flow is handed over: the new server ufrag replaces the
+    /// old one in the directory, and checks with it reach the owner.
+    func testICERestartMovesTheUfragInTheDirectory() throws {
+        try startPool(workers: 2)
+        let found = try clients(landingOn: [1, 1], prefix: "i")
+        guard found.allSatisfy({ $0.count == 1 }) else { return }
+        let (owned, remote) = (found[0][0], found[1][0])
+        try joinAndConnect(owned, pool: pool, room: "r", events: events)
+        try joinAndConnect(remote, pool: pool, room: "r", events: events, others: [owned])
+        try settleOffers([owned, remote], pool: pool, events: events)
+        let directory = try XCTUnwrap(pool.group?.directory)
+        let oldUfrag = remote.serverUfrag
+        XCTAssertEqual(directory.owner(ufrag: oldUfrag), 0)
+
+        // A device re-offer with a new ufrag: its own section plus the server's section(s).
+        remote.ufrag = SFUServer.randomICEString(8)
+        var offer = remote.offer()
+        let forwarded = remote.offeredStreams.count
+        XCTAssertGreaterThan(forwarded, 0)
+        for index in 1...forwarded {
+            offer += ["m=audio 9 UDP/TLS/RTP/SAVPF 111", "c=IN IP4 0.0.0.0", "a=ice-ufrag:\(remote.ufrag)",
+                      "a=ice-pwd:\(remote.password)", "a=fingerprint:\(remote.certificate.sha256Fingerprint.sdpValue)",
+                      "a=setup:actpass", "a=mid:sfu\(index)", "a=recvonly", "a=rtcp-mux", "a=rtpmap:111 opus/48000/2", ""]
+                .joined(separator: "\r\n")
+        }
+        offer = offer.replacingOccurrences(of: "a=group:BUNDLE 0", with: "a=group:BUNDLE 0 " + (1...forwarded).map { "sfu\($0)" }.joined(separator: " "))
+        let answer = try pool.joinSync(room: "r", member: remote.member, offer: offer).get()
+        try remote.accept(serverDescription: answer.sdp)
+        XCTAssertNotEqual(remote.serverUfrag, oldUfrag)
+        XCTAssertNil(directory.owner(ufrag: oldUfrag), "old ufrag released")
+        XCTAssertEqual(directory.owner(ufrag: remote.serverUfrag), 0)
+        let handoffsBefore = pool.workers[1].loop.counters.handoffsOut
+        remote.checkAnswered = false
+        try remote.sendCheck(now: MediaLoop.monotonicMilliseconds())
+        XCTAssertTrue(try drive([owned, remote]) { remote.checkAnswered })
+        XCTAssertGreaterThan(pool.workers[1].loop.counters.handoffsOut, handoffsBefore)
+        XCTAssertEqual(pool.stats().total.loop.stunErrors, 0)
+        try settleOffers([owned, remote], pool: pool, events: events)
+        try exchange([owned, remote])
+    }
+
     func testSTUNForAnUnknownUfragIsDroppedAndCounted() throws {
         try startPool(workers: 2)
         let clients = try (0..<6).map { _ in try TestClient() }
