@@ -15,7 +15,11 @@ import Glibc
 /// member's packets may arrive at another worker: that worker looks the owner up in the
 /// shared directory (ICE ufrag for STUN, validated 5-tuple for the rest) and hands the
 /// datagram over (`MediaLoop+Handoff.swift`); the owner answers from its own socket, on the
-/// same port. With one worker this is exactly one `SFUServer`.
+/// same port. With one worker this is exactly one `SFUServer` (no SO_REUSEPORT).
+///
+/// Caveat of SO_REUSEPORT (socket(7)): another process of the same user binding the same
+/// port with SO_REUSEPORT joins the group silently instead of failing with EADDRINUSE, and
+/// gets a share of the datagrams. Run one server per media port.
 ///
 /// The public methods mirror `SFUServer`'s: any thread; completions and callbacks on the
 /// owning worker's loop thread. Set the callbacks before `start`.
