@@ -2,10 +2,13 @@ import Glibc
 import ICE
 
 extension MediaLoop {
-    /// The loop thread: poll → commands → receive batches → timers → flush → publish.
+    /// The loop thread: poll → commands → receive batches → handed-over datagrams (pool
+    /// workers) → timers → flush → publish.
     func run() {
         var fds = [pollfd(fd: socket.fileDescriptor, events: Int16(POLLIN), revents: 0),
-                   pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)]
+                   pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0),
+                   pollfd(fd: inbox?.wakeRead ?? -1, events: Int16(POLLIN), revents: 0)]
+        let descriptorCount = nfds_t(inbox == nil ? 2 : 3)
         var now = Self.monotonicMilliseconds()
         var nextICETick = now + Self.iceTickInterval
         var handlerDeadline = onTimer(self, now)
@@ -18,7 +21,8 @@ extension MediaLoop {
             let timeout = Int32(max(0, min(deadline - now, Self.maxSleep)))
             fds[0].revents = 0
             fds[1].revents = 0
-            _ = poll(&fds, 2, timeout)
+            fds[2].revents = 0
+            _ = poll(&fds, descriptorCount, timeout)
             now = Self.monotonicMilliseconds()
             if fds[1].revents != 0 {
                 let (commands, stop) = takeCommands()
@@ -26,6 +30,7 @@ extension MediaLoop {
                 if stop { break }
             }
             if fds[0].revents != 0 { receiveAvailable(now: now) }
+            if fds[2].revents != 0 { drainInbox(now: now) }
             if now >= nextICETick {
                 for event in ice.tick(now: now) { onICEEvent(self, event, now) }
                 nextICETick = now + Self.iceTickInterval
@@ -50,6 +55,7 @@ extension MediaLoop {
             if received == 0 { return }
             for index in 0..<received { demultiplex(index, now: now) }
             flushSends()
+            signalHandoffs()
             if received < receiveBatch.capacity { return }
         }
     }

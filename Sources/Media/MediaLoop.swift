@@ -4,15 +4,17 @@ import ICE
 /// The UDP socket loop that owns the media hot path on the one shared port.
 ///
 /// Threading: one dedicated thread (`start`) runs poll(2) on the socket and a wake pipe,
-/// receives in recvmmsg batches, demultiplexes (`MediaLoop+Demux.swift`), runs timers and
+/// receives in recvmmsg batches, demultiplexes (`PacketDemux.swift`), runs timers and
 /// flushes queued sends with sendmmsg. Everything the loop owns — `ice`, the batches, the
 /// handlers — is touched only on that thread; other threads talk to it with `perform`,
 /// and read `counters` (a snapshot). Handlers run on the loop thread and may call `send`.
+/// In an `SFUWorkerPool` several loops share the port (SO_REUSEPORT); datagrams another
+/// worker owns are copied to its inbox and processed there (`MediaLoop+Handoff.swift`).
 ///
 /// Allocation: the receive and send paths for DTLS/RTP/RTCP allocate nothing: datagrams
 /// are views into the preallocated receive slots, the 5-tuple lookup hashes a
 /// `SocketAddress` (plain words), handlers are stored closures, and `send` copies into a
-/// preallocated send slot. STUN (a few checks per peer per second) is copied into an array
+/// preallocated send slot; a handoff to another worker copies into its preallocated inbox. STUN (a few checks per peer per second) is copied into an array
 /// for the ICE agent; commands from `perform` allocate their closure.
 public final class MediaLoop {
     /// A demultiplexed packet for a session: view valid only during the call.
@@ -55,11 +57,21 @@ public final class MediaLoop {
     private let wakeRead: Int32
     private let wakeWrite: Int32
     private var thread: pthread_t?
+    /// The pool this loop is a worker of (`MediaLoop+Handoff.swift`); set before `start`,
+    /// then read on the loop thread only. Nil for a lone loop.
+    var group: MediaLoopGroup?
+    /// This loop's index in `group`.
+    var workerIndex = 0
+    /// Per worker: datagrams were posted to its inbox in this receive batch (loop thread).
+    var signalPending: [Bool] = []
+    /// Addresses this loop claimed in the group's directory, per session (loop thread).
+    var claimedAddresses: [ICESessionID: [SocketAddress]] = [:]
 
     public init(configuration: MediaLoopConfiguration = MediaLoopConfiguration()) throws(UDPSocketError) {
         self.configuration = configuration
         socket = try UDPSocket(host: configuration.host, port: configuration.port,
-                               receiveBufferBytes: configuration.socketBufferBytes, sendBufferBytes: configuration.socketBufferBytes)
+                               receiveBufferBytes: configuration.socketBufferBytes, sendBufferBytes: configuration.socketBufferBytes,
+                               reusePort: configuration.reusePort)
         receiveBatch = UDPReceiveBatch(capacity: configuration.batchSize, slotSize: configuration.maxDatagramSize)
         sendBatch = UDPSendBatch(capacity: configuration.batchSize, slotSize: configuration.maxDatagramSize)
         var fds: [Int32] = [0, 0]
@@ -187,8 +199,8 @@ public final class MediaLoop {
 
     /// Loop-thread side of the shared state: drains wakeups, takes commands and the stop flag.
     func takeCommands() -> (commands: [(MediaLoop) -> Void], stop: Bool) {
-        var drain = [UInt8](repeating: 0, count: 64)
-        while read(wakeRead, &drain, drain.count) > 0 {}
+        var drain: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
+        while withUnsafeMutableBytes(of: &drain, { read(wakeRead, $0.baseAddress, $0.count) }) > 0 {}
         return shared.withLock {
             let taken = commands
             commands.removeAll(keepingCapacity: true)

@@ -20,10 +20,13 @@ public struct MediaLoopConfiguration {
     /// At most this many receive batches per wakeup (16 × 64 = 1,024 datagrams) before
     /// timers and cross-thread commands get a turn, so a flood cannot starve them.
     public var maxBatchesPerWakeup: Int
+    /// SO_REUSEPORT on the socket: set by `SFUWorkerPool` so every worker's socket binds
+    /// the same port.
+    public var reusePort: Bool
 
     public init(host: String = "0.0.0.0", port: UInt16 = 0, announcedHost: String? = nil, announcedPort: UInt16? = nil,
                 batchSize: Int = UDPReceiveBatch.defaultCapacity, maxDatagramSize: Int = UDPReceiveBatch.defaultSlotSize,
-                socketBufferBytes: Int = UDPSocket.defaultBufferBytes, maxBatchesPerWakeup: Int = 16) {
+                socketBufferBytes: Int = UDPSocket.defaultBufferBytes, maxBatchesPerWakeup: Int = 16, reusePort: Bool = false) {
         self.host = host
         self.port = port
         self.announcedHost = announcedHost
@@ -32,6 +35,7 @@ public struct MediaLoopConfiguration {
         self.maxDatagramSize = maxDatagramSize
         self.socketBufferBytes = socketBufferBytes
         self.maxBatchesPerWakeup = maxBatchesPerWakeup
+        self.reusePort = reusePort
     }
 }
 
@@ -57,6 +61,14 @@ public struct MediaLoopCounters: Equatable {
     public var sendDrops: UInt64 = 0
     /// recvmmsg errors other than EAGAIN.
     public var receiveErrors: UInt64 = 0
+    /// Datagrams this loop received but another worker owns (its ICE ufrag or 5-tuple is in
+    /// the pool's directory under that worker), handed to that worker's inbox
+    /// (`SFUWorkerPool`). Counted in `datagramsIn` here, not at the owner.
+    public var handoffsOut: UInt64 = 0
+    /// Datagrams other workers handed to this loop (processed as if received here).
+    public var handoffsIn: UInt64 = 0
+    /// Handoffs dropped because the owner's inbox was full (the owner is overloaded).
+    public var handoffDrops: UInt64 = 0
     /// CPU time of the loop thread (CLOCK_THREAD_CPUTIME_ID), for benchmarks.
     public var loopCPUNanoseconds: UInt64 = 0
 

@@ -19,19 +19,36 @@ extension MediaLoop {
             stats.oversizedDrops &+= 1
             return
         }
-        guard let source, let first = bytes.first else {
+        guard let source, !bytes.isEmpty else {
             stats.unknownKindDrops &+= 1
             return
         }
-        switch first {
+        route(bytes, from: source, now: now, handedOff: false)
+    }
+
+    /// The demux proper, for a datagram from this loop's socket or (`handedOff`) from
+    /// another worker's (`MediaLoop+Handoff.swift`): a datagram another worker owns is
+    /// passed on once; a handed-off one is never passed on again.
+    @inline(__always)
+    func route(_ bytes: UnsafeRawBufferPointer, from source: SocketAddress, now: Int64, handedOff: Bool) {
+        switch bytes[0] {
         case 0...3:
+            if !handedOff, group != nil, handOffSTUN(bytes, from: source) { return }
             handleSTUN(bytes, from: source, now: now)
         case 20...63:
-            guard let session = ice.session(for: source) else { stats.unknownPeerDrops &+= 1; return }
+            guard let session = ice.session(for: source) else {
+                if !handedOff, group != nil, handOff(bytes, from: source) { return }
+                stats.unknownPeerDrops &+= 1
+                return
+            }
             currentSource = source
             onDTLS(self, session, bytes, now)
         case 128...191:
-            guard let session = ice.session(for: source) else { stats.unknownPeerDrops &+= 1; return }
+            guard let session = ice.session(for: source) else {
+                if !handedOff, group != nil, handOff(bytes, from: source) { return }
+                stats.unknownPeerDrops &+= 1
+                return
+            }
             if bytes.count >= 2, (192...223).contains(bytes[1]) {
                 onRTCP(self, session, bytes, now)
             } else {
@@ -52,6 +69,7 @@ extension MediaLoop {
         }
         for event in action.events {
             if case .reject = event { stats.stunErrors &+= 1 }
+            if case .checkValidated(let session, let address, _) = event, group != nil { claim(address, for: session) }
             onICEEvent(self, event, now)
         }
     }

@@ -258,7 +258,7 @@ extension SFUServer {
             }
         }
         try? router.leave(participant.id)
-        loop.ice.remove(participant.session)
+        loop.removeSession(participant.session, localUfrag: participant.localUfrag)
         members[participant.member] = nil
         bySession[participant.session] = nil
         handshaking[ObjectIdentifier(participant)] = nil

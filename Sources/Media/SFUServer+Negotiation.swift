@@ -36,11 +36,17 @@ extension SFUServer {
             session = try loop.ice.register(localUfrag: ufrag, localPassword: password, remoteUfrag: remoteUfrag,
                                             remotePassword: remotePassword, now: now)
         } catch { throw .iceRejected(reason: error.code) }
+        // In a worker pool the ufrag must be unique across workers (the directory routes
+        // STUN by it); a clash of 47-bit random ufrags is refused like a local duplicate.
+        guard loop.claimUfrag(ufrag) else {
+            loop.ice.remove(session)
+            throw .iceRejected(reason: ICEError.duplicateLocalUfrag.code)
+        }
         let endpoint: DTLSEndpoint
         do {
             endpoint = try DTLSEndpoint(role: .server, context: dtlsContext, expectedRemoteFingerprint: fingerprint)
         } catch {
-            loop.ice.remove(session)
+            loop.removeSession(session, localUfrag: ufrag)
             throw .badFingerprint
         }
         _ = endpoint.start(now: now)
@@ -62,7 +68,7 @@ extension SFUServer {
         do {
             try router.join(id, room: RoomID(room), description: description, now: now * 1000)
         } catch {
-            loop.ice.remove(session)
+            loop.removeSession(session, localUfrag: ufrag)
             freeSlot(id)
             throw .routerRejected(reason: error.code)
         }
@@ -109,10 +115,15 @@ extension SFUServer {
         let answer = try makeAnswer(offer, ufrag: ufrag, password: password, sessionID: participant.sdpSessionID,
                                     version: participant.sdpVersion, forwarded: forwarded)
         if restart {
+            guard loop.claimUfrag(ufrag) else { throw .iceRejected(reason: ICEError.duplicateLocalUfrag.code) }
             do {
                 try loop.ice.restart(participant.session, localUfrag: ufrag, localPassword: password, remoteUfrag: remoteUfrag,
                                      remotePassword: remotePassword, now: now)
-            } catch { throw .iceRejected(reason: error.code) }
+            } catch {
+                loop.releaseUfrag(ufrag)
+                throw .iceRejected(reason: error.code)
+            }
+            loop.releaseUfrag(participant.localUfrag)
             participant.localUfrag = ufrag
             participant.localPassword = password
             participant.remoteUfrag = remoteUfrag

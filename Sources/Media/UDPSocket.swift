@@ -42,14 +42,18 @@ public final class UDPSocket {
     public let receiveBufferBytes: Int
     public let sendBufferBytes: Int
 
+    /// `reusePort` sets SO_REUSEPORT (socket(7)) before bind, so several sockets of this
+    /// process share one host:port and the kernel spreads incoming datagrams over them by
+    /// a hash of the 4-tuple (`SFUWorkerPool`: one socket per worker, one port for all).
     public init(host: String = "0.0.0.0", port: UInt16 = 0, receiveBufferBytes: Int = UDPSocket.defaultBufferBytes,
-                sendBufferBytes: Int = UDPSocket.defaultBufferBytes) throws(UDPSocketError) {
+                sendBufferBytes: Int = UDPSocket.defaultBufferBytes, reusePort: Bool = false) throws(UDPSocketError) {
         guard let address = SocketAddress(host: host, port: port) else { throw .invalidAddress(host) }
         let ipv6 = address.family == .ipv6
         let fd = socket(ipv6 ? AF_INET6 : AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw .socketFailed(errno: errno) }
         do throws(UDPSocketError) {
             if ipv6 { try Self.setInt(fd, Int32(IPPROTO_IPV6), Int32(IPV6_V6ONLY), 0) }
+            if reusePort { try Self.setInt(fd, SOL_SOCKET, SO_REUSEPORT, 1) }
             Self.setBuffer(fd, force: Int32(SO_RCVBUFFORCE), plain: Int32(SO_RCVBUF), bytes: receiveBufferBytes)
             Self.setBuffer(fd, force: Int32(SO_SNDBUFFORCE), plain: Int32(SO_SNDBUF), bytes: sendBufferBytes)
             var storage = sockaddr_storage()

@@ -135,6 +135,14 @@ public struct ConfigKey {
                   isSecret: false, apply: { (config: inout ServerConfig, text: String) throws(ConfigValueProblem) in
                       config.media.keyFile = text.isEmpty ? nil : text
                   }, render: { $0.media.keyFile ?? "" }),
+        ConfigKey(name: "media.workers", summary: "Media worker threads, all on media.port (SO_REUSEPORT): each room lives on one worker (the one with the fewest members when the room starts), datagrams the kernel gives to another worker are handed over. auto = one per online CPU; 1 = a single media thread.",
+                  isSecret: false, apply: { (config: inout ServerConfig, text: String) throws(ConfigValueProblem) in
+                      if text.lowercased() == "auto" { config.media.workers = nil; return }
+                      guard let count = Int(text), (1 ... 256).contains(count) else {
+                          throw ConfigValueProblem(reason: "expected auto or an integer from 1 to 256 (SFUWorkerPool.maxWorkers)")
+                      }
+                      config.media.workers = count
+                  }, render: { $0.media.workers.map(String.init) ?? "auto" }),
         duration("media.consent_timeout", \.media.consentTimeout, max: .seconds(3600), "A member whose ICE consent checks stop this long is removed from its room (reason consentExpired) and its media stops. 30s: RFC 7675 §5.1. Clients check every 5s ± 20%, so below ~10s live members expire too."),
         ConfigKey(name: "call.media_policy", summary: "Where 1:1 call media flows: client (the caller chooses with media=p2p|sfu, default p2p), p2p (always peer to peer / TURN), sfu (always through this server's SFU).",
                   isSecret: false, apply: { (config: inout ServerConfig, text: String) throws(ConfigValueProblem) in

@@ -4,11 +4,12 @@ import Foundation
 import Media
 
 /// The SFU as the room coordinator's media plane: maps members and errors between the
-/// signaling vocabulary (DeviceKey, protocol codes) and the SFU's.
+/// signaling vocabulary (DeviceKey, protocol codes) and the SFU's. The SFU is a worker pool
+/// (`media.workers` threads on the one media port; rooms placed on workers).
 final class SFUMediaPlane: MediaPlane {
-    let sfu: SFUServer
+    let sfu: SFUWorkerPool
 
-    init(_ sfu: SFUServer) {
+    init(_ sfu: SFUWorkerPool) {
         self.sfu = sfu
     }
 
@@ -68,6 +69,9 @@ extension DeviceKey {
 }
 
 extension ServerConfig.Media {
+    /// Worker threads: `media.workers`, or one per online CPU.
+    var workerCount: Int { workers ?? SFUWorkerPool.onlineProcessors }
+
     /// The SFU's configuration from the config file's `media.*` keys.
     func sfuConfiguration() throws -> MediaConfiguration {
         var announcedHost: String?

@@ -116,6 +116,9 @@ public struct ServerConfig: Sendable, Equatable {
         /// A member whose ICE consent checks stop for this long is removed (RFC 7675 §5.1:
         /// 30 s; browsers check every ~5 s, so six checks must be lost). Shorter only in tests.
         public var consentTimeout: Duration = .seconds(30)
+        /// Media worker threads (`SFUWorkerPool`), each with its own socket on `port`
+        /// (SO_REUSEPORT) and its own rooms. nil = one per online CPU.
+        public var workers: Int?
     }
 
     /// Where 1:1 calls' media flows: `client` (the caller picks with `media`, default p2p),

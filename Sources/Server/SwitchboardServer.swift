@@ -22,7 +22,7 @@ public final class SwitchboardServer {
     /// Rooms and SFU negotiation.
     var rooms: RoomCoordinator!
     /// The media plane (its own thread and UDP port); nil with `media.enabled = false`.
-    var sfu: SFUServer?
+    var sfu: SFUWorkerPool?
     var tickTimer: TimerHandle?
     /// Signaling latency per frame (µs, received → its actions carried out), for /metrics.
     var commandTimes = LatencyWindow()
@@ -45,7 +45,7 @@ public final class SwitchboardServer {
         hub = SignalingHub(store: store, tokens: TokenSigner(secret: secret), turn: config.makeTURNCredentialIssuer(),
                            config: HubConfig(config), log: log.withSubsystem("signaling"))
         if config.media.enabled {
-            let sfu = try SFUServer(configuration: try config.media.sfuConfiguration())
+            let sfu = try SFUWorkerPool(configuration: try config.media.sfuConfiguration(), workers: config.media.workerCount)
             self.sfu = sfu
         }
         rooms = RoomCoordinator(loop: loop, hub: hub, media: sfu.map(SFUMediaPlane.init), log: log.withSubsystem("rooms"),
@@ -79,7 +79,7 @@ public final class SwitchboardServer {
         if let sfu {
             sfu.start()
             log.info("media listening", ["host": .string(config.media.host), "port": .int(Int64(sfu.port)),
-                                         "fingerprint": .string(sfu.fingerprint)])
+                                         "workers": .int(Int64(sfu.workers.count)), "fingerprint": .string(sfu.fingerprint)])
         }
         log.info("listening", ["host": .string(config.http.host), "port": .int(Int64(server.boundPort)),
                                "database": .string(config.database.path), "pid": .int(Int64(getpid()))])
