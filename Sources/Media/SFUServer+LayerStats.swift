@@ -67,3 +67,11 @@ extension SFUServer {
         return out
     }
 }
+
+extension SFUWorkerPool {
+    /// Every worker's tracks (a room lives on one worker, so no track appears twice).
+    /// Blocking; from any thread but a worker's loop.
+    public func layerStats() -> [SFUTrackLayerStats] {
+        workers.flatMap { $0.layerStats() }
+    }
+}
