@@ -112,7 +112,7 @@ final class SFUWorkerPoolTests: XCTestCase {
                       "received: \(clients.map { $0.received.count }), stats \(pool.stats().total.counters)")
         for receiver in clients {
             for sender in clients where sender !== receiver {
-                guard let ssrc = receiver.offeredStreams.first(where: { $0.value == sender.member.description })?.key else {
+                guard let ssrc = receiver.offeredStreams.first(where: { $0.value == sender.member.streamID })?.key else {
                     XCTFail("\(receiver.member) got no offer for \(sender.member)")
                     continue
                 }
