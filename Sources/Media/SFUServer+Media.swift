@@ -212,8 +212,12 @@ extension SFUServer {
         switch event {
         case .consentExpired(let session):
             if let participant = bySession[session] { remove(participant, reason: .consentExpired, now: now) }
-        case .pathChanged, .checkValidated, .reject:
-            break  // the loop sends to the newly nominated address; rejects are counted there
+        case .pathChanged(_, let old, _):
+            // The loop already sends to the newly nominated address; the first nomination
+            // (old == nil) is no change.
+            if old != nil { counters.pathChanges &+= 1 }
+        case .checkValidated, .reject:
+            break  // rejects are counted by the loop
         }
     }
 

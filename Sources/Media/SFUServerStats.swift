@@ -42,6 +42,9 @@ public struct SFUServerCounters: Equatable, Sendable {
     public var offersSent: UInt64 = 0
     /// Padding-only packets sent as bandwidth probes (Router+Probe.swift).
     public var probePadding: UInt64 = 0
+    /// Nominated path changes followed (a member's new validated 5-tuple replaced the old:
+    /// NAT rebinding, network switch, ICE restart).
+    public var pathChanges: UInt64 = 0
 
     public init() {}
 }

@@ -26,52 +26,42 @@ public struct SFUWorkerPoolStats: Equatable, Sendable {
 }
 
 extension SFUServerCounters {
+    /// Every counter, by name: `+`, `/metrics` and the completeness test
+    /// (`SFUCounterFieldsTests`: a field missing here fails it) iterate this list.
+    public static let fields: [(name: String, path: WritableKeyPath<SFUServerCounters, UInt64>)] = [
+        ("rtpIn", \.rtpIn), ("rtcpIn", \.rtcpIn), ("mediaBeforeKeys", \.mediaBeforeKeys),
+        ("srtpAuthFailures", \.srtpAuthFailures), ("srtpReplays", \.srtpReplays), ("srtpMalformed", \.srtpMalformed),
+        ("rtpMalformed", \.rtpMalformed), ("rtcpMalformed", \.rtcpMalformed), ("unknownSSRC", \.unknownSSRC),
+        ("unknownPayloadType", \.unknownPayloadType), ("forwarded", \.forwarded),
+        ("forwardSkippedNoKeys", \.forwardSkippedNoKeys), ("retransmitted", \.retransmitted),
+        ("forwardErrors", \.forwardErrors), ("rtcpOut", \.rtcpOut), ("dtlsDropped", \.dtlsDropped),
+        ("dtlsFailures", \.dtlsFailures), ("dtlsConnected", \.dtlsConnected), ("offersSent", \.offersSent),
+        ("probePadding", \.probePadding), ("pathChanges", \.pathChanges),
+    ]
+
     /// Field-wise sum (wrapping, like the counters themselves).
     public static func + (a: SFUServerCounters, b: SFUServerCounters) -> SFUServerCounters {
         var sum = SFUServerCounters()
-        sum.rtpIn = a.rtpIn &+ b.rtpIn
-        sum.rtcpIn = a.rtcpIn &+ b.rtcpIn
-        sum.mediaBeforeKeys = a.mediaBeforeKeys &+ b.mediaBeforeKeys
-        sum.srtpAuthFailures = a.srtpAuthFailures &+ b.srtpAuthFailures
-        sum.srtpReplays = a.srtpReplays &+ b.srtpReplays
-        sum.srtpMalformed = a.srtpMalformed &+ b.srtpMalformed
-        sum.rtpMalformed = a.rtpMalformed &+ b.rtpMalformed
-        sum.rtcpMalformed = a.rtcpMalformed &+ b.rtcpMalformed
-        sum.unknownSSRC = a.unknownSSRC &+ b.unknownSSRC
-        sum.unknownPayloadType = a.unknownPayloadType &+ b.unknownPayloadType
-        sum.forwarded = a.forwarded &+ b.forwarded
-        sum.forwardSkippedNoKeys = a.forwardSkippedNoKeys &+ b.forwardSkippedNoKeys
-        sum.retransmitted = a.retransmitted &+ b.retransmitted
-        sum.forwardErrors = a.forwardErrors &+ b.forwardErrors
-        sum.rtcpOut = a.rtcpOut &+ b.rtcpOut
-        sum.dtlsDropped = a.dtlsDropped &+ b.dtlsDropped
-        sum.dtlsFailures = a.dtlsFailures &+ b.dtlsFailures
-        sum.dtlsConnected = a.dtlsConnected &+ b.dtlsConnected
-        sum.offersSent = a.offersSent &+ b.offersSent
+        for field in fields { sum[keyPath: field.path] = a[keyPath: field.path] &+ b[keyPath: field.path] }
         return sum
     }
 }
 
 extension MediaLoopCounters {
+    /// Every counter, by name (see `SFUServerCounters.fields`).
+    public static let fields: [(name: String, path: WritableKeyPath<MediaLoopCounters, UInt64>)] = [
+        ("datagramsIn", \.datagramsIn), ("bytesIn", \.bytesIn), ("datagramsOut", \.datagramsOut),
+        ("bytesQueuedOut", \.bytesQueuedOut), ("unknownPeerDrops", \.unknownPeerDrops), ("stunErrors", \.stunErrors),
+        ("stunIn", \.stunIn), ("oversizedDrops", \.oversizedDrops), ("unknownKindDrops", \.unknownKindDrops),
+        ("noPathDrops", \.noPathDrops), ("sendDrops", \.sendDrops), ("receiveErrors", \.receiveErrors),
+        ("handoffsOut", \.handoffsOut), ("handoffsIn", \.handoffsIn), ("handoffDrops", \.handoffDrops),
+        ("loopCPUNanoseconds", \.loopCPUNanoseconds),
+    ]
+
     /// Field-wise sum; `loopCPUNanoseconds` becomes the CPU time of all loop threads.
     public static func + (a: MediaLoopCounters, b: MediaLoopCounters) -> MediaLoopCounters {
         var sum = MediaLoopCounters()
-        sum.datagramsIn = a.datagramsIn &+ b.datagramsIn
-        sum.bytesIn = a.bytesIn &+ b.bytesIn
-        sum.datagramsOut = a.datagramsOut &+ b.datagramsOut
-        sum.bytesQueuedOut = a.bytesQueuedOut &+ b.bytesQueuedOut
-        sum.unknownPeerDrops = a.unknownPeerDrops &+ b.unknownPeerDrops
-        sum.stunErrors = a.stunErrors &+ b.stunErrors
-        sum.stunIn = a.stunIn &+ b.stunIn
-        sum.oversizedDrops = a.oversizedDrops &+ b.oversizedDrops
-        sum.unknownKindDrops = a.unknownKindDrops &+ b.unknownKindDrops
-        sum.noPathDrops = a.noPathDrops &+ b.noPathDrops
-        sum.sendDrops = a.sendDrops &+ b.sendDrops
-        sum.receiveErrors = a.receiveErrors &+ b.receiveErrors
-        sum.handoffsOut = a.handoffsOut &+ b.handoffsOut
-        sum.handoffsIn = a.handoffsIn &+ b.handoffsIn
-        sum.handoffDrops = a.handoffDrops &+ b.handoffDrops
-        sum.loopCPUNanoseconds = a.loopCPUNanoseconds &+ b.loopCPUNanoseconds
+        for field in fields { sum[keyPath: field.path] = a[keyPath: field.path] &+ b[keyPath: field.path] }
         return sum
     }
 }

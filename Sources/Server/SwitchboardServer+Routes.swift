@@ -65,6 +65,7 @@ extension SwitchboardServer {
             lines.append("switchboard_frame_handling_microseconds_count \(commandTimes.total)")
         }
         lines += layerMetricsLines()
+        lines += mediaMetricsLines()
         return lines.joined(separator: "\n") + "\n"
     }
 }

@@ -6,18 +6,6 @@ import XCTest
 
 /// The served page and the development-token route, over plain HTTP against the real binary.
 final class BrowserClientTests: IntegrationCase {
-    func http(_ server: ServerProcess, _ method: String, _ path: String, body: String? = nil) throws -> HTTPClientResponse {
-        let done = DispatchSemaphore(value: 0)
-        let box = ResultBox<HTTPClientResponse>()
-        HTTPClient(loop: loop).send(method: method, url: server.httpBase + path,
-                                    headers: body == nil ? [:] : ["Content-Type": "application/json"],
-                                    body: body.map { Data($0.utf8) }, timeoutSeconds: 5) { r in
-            box.set(r.mapError { $0 as Error }); done.signal()
-        }
-        _ = done.wait(timeout: .now() + 10)
-        return try XCTUnwrap(box.value).get()
-    }
-
     func testRootServesTheSelfContainedClientAndNothingElseUnderIt() throws {
         let server = try ServerProcess()
         let page = try http(server, "GET", "/")

@@ -57,6 +57,8 @@ final class RoomPeerPathChangeTests: RoomPeerCase {
             print("\(member.key) ← \(publisher.key) after the rebind: \(stream.packets) packets, lost \(stream.lost)/\(stream.expectedPackets), max gap \(stream.maxArrivalGapMicroseconds / 1000) ms, \(Int(tone.dominantFrequency)) Hz")
         }
         XCTAssertEqual(relay.mappings, [after], "one binding, the new one")
+        XCTAssertGreaterThanOrEqual(try metricTotal(server, "switchboard_sfu_path_changes_total"), 1,
+                                    "the server counts the path it followed (/metrics)")
         // The move is not a departure: no room.memberLeft, and the server offered nothing new.
         for member in [alice, bob] {
             XCTAssertFalse(member.room.events.contains { if case .memberLeft = $0 { true } else { false } },
