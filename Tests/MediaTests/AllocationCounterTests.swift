@@ -1,0 +1,67 @@
+import CAllocationCounter
+import Glibc
+import XCTest
+
+/// The allocation counter must be able to fail: these prove the interposed malloc family
+/// is the one the Swift runtime and C code in this test binary call.
+final class AllocationCounterTests: XCTestCase {
+    final class Box {
+        var value: Int
+        init(_ value: Int) { self.value = value }
+    }
+
+    @inline(never)
+    func makeBoxes(_ count: Int) -> [Box] { (0..<count).map { Box($0) } }
+
+    func testAClassAllocatedOnACountingThreadIsCounted() {
+        sb_alloc_count_enable_this_thread(true)
+        let before = sb_alloc_count_read()
+        let boxes = makeBoxes(10)
+        let after = sb_alloc_count_read()
+        sb_alloc_count_enable_this_thread(false)
+        // 10 objects + the array's buffer.
+        XCTAssertGreaterThanOrEqual(after - before, 11)
+        XCTAssertEqual(boxes.map(\.value).reduce(0, +), 45)
+    }
+
+    func testAlignedCAndReallocAllocationsAreCounted() {
+        sb_alloc_count_enable_this_thread(true)
+        let before = sb_alloc_count_read()
+        // Alignment above malloc's 16 bytes: the Swift runtime takes the aligned_alloc /
+        // posix_memalign path.
+        let aligned = UnsafeMutableRawPointer.allocate(byteCount: 256, alignment: 64)
+        let zeroed = calloc(4, 16)
+        let grown = realloc(zeroed, 4_096)
+        var viaPOSIX: UnsafeMutableRawPointer?
+        let result = posix_memalign(&viaPOSIX, 128, 64)
+        let after = sb_alloc_count_read()
+        sb_alloc_count_enable_this_thread(false)
+        XCTAssertEqual(result, 0)
+        XCTAssertEqual(Int(bitPattern: viaPOSIX) % 128, 0)
+        XCTAssertEqual(Int(bitPattern: aligned) % 64, 0)
+        XCTAssertEqual(after - before, 4)
+        aligned.deallocate()
+        free(grown)
+        free(viaPOSIX)
+    }
+
+    func testAThreadThatDidNotEnableCountingIsNotCounted() {
+        XCTAssertFalse(sb_alloc_count_is_enabled_this_thread())
+        let before = sb_alloc_count_read()
+        let boxes = makeBoxes(100)
+        XCTAssertEqual(sb_alloc_count_read(), before)
+        XCTAssertEqual(boxes.count, 100)
+    }
+
+    func testBacktracesOfCountedAllocationsAreRecorded() {
+        sb_alloc_backtrace_arm(2)
+        sb_alloc_count_enable_this_thread(true)
+        let boxes = makeBoxes(3)
+        sb_alloc_count_enable_this_thread(false)
+        XCTAssertEqual(sb_alloc_backtrace_recorded(), 2)
+        var frames = [UnsafeMutableRawPointer?](repeating: nil, count: 32)
+        XCTAssertGreaterThan(sb_alloc_backtrace_frames(0, &frames, 32), 2)
+        sb_alloc_backtrace_arm(0)
+        XCTAssertEqual(boxes.count, 3)
+    }
+}
