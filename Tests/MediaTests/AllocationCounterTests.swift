@@ -58,10 +58,16 @@ final class AllocationCounterTests: XCTestCase {
         sb_alloc_count_enable_this_thread(true)
         let boxes = makeBoxes(3)
         sb_alloc_count_enable_this_thread(false)
+        XCTAssertEqual(sb_alloc_backtrace_recorded(), 0, "this thread did not ask for stacks")
+        sb_alloc_backtrace_this_thread(true)
+        sb_alloc_count_enable_this_thread(true)
+        let more = makeBoxes(3)
+        sb_alloc_count_enable_this_thread(false)
+        sb_alloc_backtrace_this_thread(false)
         XCTAssertEqual(sb_alloc_backtrace_recorded(), 2)
         var frames = [UnsafeMutableRawPointer?](repeating: nil, count: 32)
         XCTAssertGreaterThan(sb_alloc_backtrace_frames(0, &frames, 32), 2)
         sb_alloc_backtrace_arm(0)
-        XCTAssertEqual(boxes.count, 3)
+        XCTAssertEqual(boxes.count + more.count, 6)
     }
 }

@@ -1,4 +1,5 @@
 import CAllocationCounter
+import DTLS
 import Foundation
 import Glibc
 @testable import Media
@@ -22,7 +23,9 @@ final class AllocationLedger {
         let timerHandler = loop.onTimer
         loop.onRTP = { [unowned self] loop, session, bytes, now in
             let before = sb_alloc_count_read()
+            sb_alloc_backtrace_this_thread(true)  // stacks (when armed) only from the forwarding path
             rtpHandler(loop, session, bytes, now)
+            sb_alloc_backtrace_this_thread(false)
             rtp &+= sb_alloc_count_read() &- before
             rtpCalls &+= 1
         }
@@ -52,8 +55,45 @@ final class AllocationLedger {
 /// (`sb_alloc_count_enable_this_thread` through `loop.perform`) and each handler's share is
 /// measured around it.
 final class SFUServerAllocationTests: XCTestCase {
-    func testForwardingPathDoesNotAllocatePerPacket() throws {
-        let server = try SFUServer(configuration: MediaConfiguration(host: "127.0.0.1", port: 0, ssrcSeed: 11))
+    struct Figures {
+        var forwarded: UInt64
+        var resent: UInt64
+        var rtpInputs: UInt64
+        var rtpAllocations: UInt64
+        var rtcpInputs: UInt64
+        var total: UInt64
+    }
+
+    /// Heap allocations per call of libsrtp2's AES-GCM through NSS (Debian builds libsrtp2
+    /// with --enable-nss): PK11_Encrypt / PK11_Decrypt set up a softoken session context per
+    /// call — PORT_Alloc_Util ×2, PR_NewLock (calloc), freebl's GCM context (calloc,
+    /// PORT_ZAlloc_Util) — stacks recorded with SWITCHBOARD_ALLOC_STACKS=24 (docs/benchmarks.md).
+    static let nssAllocationsPerGCMCall: UInt64 = 5
+
+    /// AES-CM-HMAC-SHA1-80 through NSS: 14 per SRTP call (PK11 contexts for AES-CTR and for
+    /// HMAC-SHA1 set up per packet: PK11_CreateContextBySymKey and PK11_DigestBegin), stacks as above.
+    static let nssAllocationsPerCMCall: UInt64 = 14
+
+    /// The forwarding handler (SRTP unprotect, router, rewrite, cache insert, SRTP protect,
+    /// sendmmsg queue) allocates nothing of its own with AES-CM either.
+    func testForwardingPathAllocatesOnlyInsideNSSWithAESCM() throws {
+        let figures = try measureRoom(profiles: [.aes128CMHMACSHA180])
+        XCTAssertEqual(figures.rtpAllocations, Self.nssAllocationsPerCMCall * (figures.rtpInputs + figures.forwarded),
+                       "allocations in the RTP forwarding handler beyond NSS's per-call AES-CM/HMAC contexts")
+    }
+
+    /// AES-GCM (what browsers pick): our code still allocates nothing, but every SRTP call
+    /// into NSS does `nssAllocationsPerGCMCall` — one unprotect per input plus one protect
+    /// per forward. The exact bound: any allocation of ours on top makes this fail.
+    func testForwardingPathAllocatesOnlyInsideNSSWithGCM() throws {
+        let figures = try measureRoom(profiles: [.aeadAES128GCM])
+        let srtpCalls = figures.rtpInputs + figures.forwarded
+        XCTAssertEqual(figures.rtpAllocations, Self.nssAllocationsPerGCMCall * srtpCalls,
+                       "allocations in the RTP forwarding handler beyond NSS's per-call GCM context")
+    }
+
+    func measureRoom(profiles: [DTLSSRTPProfile]) throws -> Figures {
+        let server = try SFUServer(configuration: MediaConfiguration(host: "127.0.0.1", port: 0, srtpProfiles: profiles, ssrcSeed: 11))
         let events = ServerEvents()
         events.attach(to: server)
         server.start()
@@ -141,7 +181,7 @@ final class SFUServerAllocationTests: XCTestCase {
         let forwarded = end.counters.forwarded - start.counters.forwarded
         let resent = end.counters.retransmitted - start.counters.retransmitted
         print("""
-            SFU loop-thread allocations over \(forwarded) forwards + \(resent) resends (\(counts.1) RTP inputs, \
+            SFU loop-thread allocations (\(profiles[0].rawValue)) over \(forwarded) forwards + \(resent) resends (\(counts.1) RTP inputs, \
             \(counts.3) RTCP inputs, \(counts.5) timer ticks): total \(total); RTP handler \(counts.0); \
             RTCP handler \(counts.2); timer \(counts.4); rest (receive loop, commands, ICE tick, stats) \
             \(total - counts.0 - counts.2 - counts.4)
@@ -153,11 +193,11 @@ final class SFUServerAllocationTests: XCTestCase {
         }
         sb_alloc_backtrace_arm(0)
 
+        XCTAssertEqual(publisher.srtp?.profile.rawValue, profiles.first?.rawValue)
         XCTAssertGreaterThanOrEqual(forwarded, 5_000)
         XCTAssertGreaterThan(resent, 0, "NACKs were answered while counting")
         XCTAssertGreaterThan(counts.3, 0, "RTCP was handled while counting")
-        // The forwarding path: SRTP unprotect, router decision, rewrite, retransmission
-        // cache insert, SRTP protect, sendmmsg queue — for every input, every subscriber.
-        XCTAssertEqual(counts.0, 0, "heap allocations in the RTP forwarding handler")
+        return Figures(forwarded: forwarded, resent: resent, rtpInputs: counts.1, rtpAllocations: counts.0,
+                       rtcpInputs: counts.3, total: total)
     }
 }

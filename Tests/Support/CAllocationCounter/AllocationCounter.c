@@ -21,6 +21,8 @@ extern void *__libc_pvalloc(size_t size);
 // initial-exec: no __tls_get_addr (which may itself allocate) inside malloc.
 static __thread bool counting __attribute__((tls_model("initial-exec")));
 static __thread bool inside __attribute__((tls_model("initial-exec")));
+// Stacks are recorded only on threads (and in the spans) that ask for them.
+static __thread bool recording __attribute__((tls_model("initial-exec")));
 static _Atomic uint64_t allocations;
 
 // 64 stacks of 32 frames: enough to name every distinct source in a test window.
@@ -34,7 +36,7 @@ static _Atomic int stacksTaken;
 static inline void note(void) {
     if (__builtin_expect(!counting, 1)) return;
     atomic_fetch_add_explicit(&allocations, 1, memory_order_relaxed);
-    if (atomic_load_explicit(&stacksWanted, memory_order_relaxed) == 0 || inside) return;
+    if (!recording || inside || atomic_load_explicit(&stacksWanted, memory_order_relaxed) == 0) return;
     int slot = atomic_fetch_add(&stacksTaken, 1);
     if (slot >= atomic_load(&stacksWanted) || slot >= SB_MAX_STACKS) return;
     inside = true;  // backtrace() must not record itself
@@ -63,6 +65,8 @@ int posix_memalign(void **result, size_t alignment, size_t size) {
 void sb_alloc_count_enable_this_thread(bool enabled) { counting = enabled; }
 bool sb_alloc_count_is_enabled_this_thread(void) { return counting; }
 uint64_t sb_alloc_count_read(void) { return atomic_load(&allocations); }
+
+void sb_alloc_backtrace_this_thread(bool enabled) { recording = enabled; }
 
 void sb_alloc_backtrace_arm(int count) {
     // The first backtrace() loads libgcc_s (dlopen allocates): do it here, not counted.

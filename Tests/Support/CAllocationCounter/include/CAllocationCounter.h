@@ -32,6 +32,10 @@ uint64_t sb_alloc_count_read(void);
 /// clears what was recorded before. Stacks come from glibc's backtrace().
 void sb_alloc_backtrace_arm(int count);
 
+/// Records stacks of the calling thread's counted allocations while enabled (off by default;
+/// e.g. around one handler, to see only its allocations).
+void sb_alloc_backtrace_this_thread(bool enabled);
+
 /// Number of stacks recorded since the last arm (at most the armed count, 64 at most).
 int sb_alloc_backtrace_recorded(void);
 
