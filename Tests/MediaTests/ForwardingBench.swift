@@ -28,6 +28,10 @@ final class ForwardingBench {
         /// Datagrams the generator may be ahead of the server's receive counter: bounded so
         /// the server socket never overflows (we measure forwarding, not kernel drops).
         var window = 1_500
+        /// 0: closed loop at saturation (throughput; latency then includes the server's input
+        /// queue). > 0: one datagram at a time, evenly spaced at this many per second (latency
+        /// at a load below capacity).
+        var pacedDatagramsPerSecond = 0.0
     }
 
     struct Result {
@@ -151,6 +155,9 @@ final class ForwardingBench {
         var startStats = server.stats()
         var wallStart = Date()
         let inBase = server.loop.counters.datagramsIn
+        let paced = config.pacedDatagramsPerSecond > 0
+        let interval = paced ? UInt64(1e9 / config.pacedDatagramsPerSecond) : 0
+        var nextSend = monotonicNanoseconds()
 
         func serviceReceivers() throws {
             for receiver in receivers { receiver.drain(measureFrom: measureFrom, latencies: &latencies) }
@@ -177,9 +184,18 @@ final class ForwardingBench {
                 func queue(_ length: Int) {
                     _ = batches[index].enqueue(UnsafeRawBufferPointer(rebasing: scratch[0..<length]), to: publisher.server, on: publisher.socket)
                     sent += 1
+                    if paced { _ = batches[index].flush(on: publisher.socket) }
+                }
+                /// Paced: waits (servicing receivers) for the next send slot before the
+                /// packet is written, so its send stamp is the time it leaves.
+                func pace() throws {
+                    guard paced else { return }
+                    while monotonicNanoseconds() < nextSend { try serviceReceivers() }
+                    nextSend = max(nextSend + interval, monotonicNanoseconds() - 10 * interval)
                 }
                 let audioCount = config.simulcast ? 1 : config.audioBurst
                 for _ in 0..<audioCount {
+                    try pace()
                     queue(try audio[index].write(into: scratch, payloadLength: config.audioPayload, session: session) {
                         BenchPayload.audio($0, stamp: monotonicNanoseconds())
                     })
@@ -189,6 +205,7 @@ final class ForwardingBench {
                         // A keyframe every 64 packets per layer (≈ every 2 s on the top layer at
                         // 30 fps), and at the start so each subscriber can switch to its layer.
                         let keyframe = video[index][layer].sequence % 64 == 0 || cycle < 2
+                        try pace()
                         queue(try video[index][layer].write(into: scratch, payloadLength: config.videoPayload, session: session) {
                             BenchPayload.video($0, stamp: monotonicNanoseconds(), keyframe: keyframe)
                         })

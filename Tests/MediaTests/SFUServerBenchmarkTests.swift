@@ -57,16 +57,24 @@ final class SFUServerBenchmarkTests: XCTestCase {
         """
     }
 
-    /// Issue 3: audio-only fan-out (every input to N−1+M receivers), 160-byte payloads.
+    /// Issue 3: audio-only fan-out (every input to N−1+M receivers), 160-byte payloads. First
+    /// closed-loop at saturation (throughput), then paced at half the inputs/s it reached,
+    /// one datagram at a time (added latency below capacity, without the input queue).
     func testForwardingThroughput() throws {
         try skipUnlessBenchmark()
-        let config = baseConfig()
+        var config = baseConfig()
         let result = try measure(config)
+        config.pacedDatagramsPerSecond = Double(result.inputs) / result.wall / 2
+        config.cycles = max(config.cycles / 4, 20)
+        let paced = try measure(config)
         print("""
             SFU forwarding benchmark (\(result.profile), \(config.publishers) publishers × \
             \(config.publishers - 1 + config.subscribers) receivers each, \(config.subscribers) receive-only subscribers, \
             \(config.audioPayload)-byte payloads, loop on CPU 0, generator on CPU 1):
+            saturation (closed loop, ≤ \(config.window) datagrams ahead of the server):
             \(Self.describe(result))
+            paced at \(Self.f(config.pacedDatagramsPerSecond)) inputs/s (half of the above), one datagram at a time:
+            \(Self.describe(paced))
             """)
     }
 
