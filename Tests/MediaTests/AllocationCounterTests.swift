@@ -10,6 +10,11 @@ final class AllocationCounterTests: XCTestCase {
         init(_ value: Int) { self.value = value }
     }
 
+    /// Keeps the optimizer from eliding a malloc/free pair whose memory is never used
+    /// (LLVM removes those in release builds).
+    @_optimize(none)
+    func keep(_ pointer: UnsafeMutableRawPointer?) {}
+
     @inline(never)
     func makeBoxes(_ count: Int) -> [Box] { (0..<count).map { Box($0) } }
 
@@ -31,9 +36,13 @@ final class AllocationCounterTests: XCTestCase {
         // posix_memalign path.
         let aligned = UnsafeMutableRawPointer.allocate(byteCount: 256, alignment: 64)
         let zeroed = calloc(4, 16)
+        keep(zeroed)
         let grown = realloc(zeroed, 4_096)
         var viaPOSIX: UnsafeMutableRawPointer?
         let result = posix_memalign(&viaPOSIX, 128, 64)
+        keep(aligned)
+        keep(grown)
+        keep(viaPOSIX)
         let after = sb_alloc_count_read()
         sb_alloc_count_enable_this_thread(false)
         XCTAssertEqual(result, 0)

@@ -51,6 +51,9 @@ final class ForwardingBench {
         var sendDrops: UInt64
         var forwardErrors: UInt64
         var pinned: Bool
+        /// Time the loop thread waited runnable for its CPU (schedstat field 2): what other
+        /// processes on this shared host took from the forwarding core.
+        var loopRunQueueWaitNanoseconds: Double
 
         /// Nearest-rank percentile of the latency samples, in µs.
         func latency(_ percentile: Double) -> Double {
@@ -76,6 +79,7 @@ final class ForwardingBench {
     private var ssrcs: [PublishedSSRCs] = []
     private(set) var receivers: [BenchReceiver] = []
     let pinned: Bool
+    let loopThreadID: Int32
 
     init(_ config: Config) throws {
         self.config = config
@@ -84,6 +88,7 @@ final class ForwardingBench {
         server.start()
         // One core each: the loop on CPU 0, this (generator) thread on CPU 1.
         pinned = sb_allowed_cpu_count() >= 2
+        loopThreadID = server.loop.sync { _ in sb_current_tid() }
         if pinned {
             let loopResult = server.loop.sync { _ in sb_pin_this_thread_to_cpu(0) }
             let ownResult = sb_pin_this_thread_to_cpu(1)
@@ -154,6 +159,7 @@ final class ForwardingBench {
         var sent = 0
         var startStats = server.stats()
         var wallStart = Date()
+        var waitStart = 0.0
         let inBase = server.loop.counters.datagramsIn
         let paced = config.pacedDatagramsPerSecond > 0
         let interval = paced ? UInt64(1e9 / config.pacedDatagramsPerSecond) : 0
@@ -176,6 +182,7 @@ final class ForwardingBench {
                 while backlog() > 0 { try serviceReceivers(); usleep(100) }
                 for receiver in receivers { receiver.resetLossCounters() }
                 startStats = server.stats()
+                waitStart = loopRunQueueWait()
                 measureFrom = monotonicNanoseconds()
                 wallStart = Date()
             }
@@ -220,6 +227,7 @@ final class ForwardingBench {
         while backlog() > 0, Date() < deadline { try serviceReceivers() }
         let wall = Date().timeIntervalSince(wallStart)
         let end = server.stats()
+        let waited = loopRunQueueWait() - waitStart
         if config.lossRate > 0 {
             let tail = Date().addingTimeInterval(0.6)
             while Date() < tail { try serviceReceivers(); usleep(200) }
@@ -235,7 +243,15 @@ final class ForwardingBench {
             expected: receivers.reduce(0) { $0 + $1.expected }, simulatedDrops: receivers.reduce(0) { $0 + $1.simulatedDrops },
             residual: receivers.reduce(0) { $0 + $1.residualLoss }, repairsReceived: receivers.reduce(0) { $0 + $1.repairsReceived },
             nackedSequenceNumbers: receivers.reduce(0) { $0 + $1.nackedSequenceNumbers },
-            sendDrops: end.loop.sendDrops - startStats.loop.sendDrops, forwardErrors: end.counters.forwardErrors, pinned: pinned)
+            sendDrops: end.loop.sendDrops - startStats.loop.sendDrops, forwardErrors: end.counters.forwardErrors, pinned: pinned,
+            loopRunQueueWaitNanoseconds: waited)
+    }
+
+    /// Run-queue wait of the loop thread so far, ns (/proc/<pid>/task/<tid>/schedstat).
+    func loopRunQueueWait() -> Double {
+        guard let text = try? String(contentsOfFile: "/proc/self/task/\(loopThreadID)/schedstat", encoding: .utf8) else { return .nan }
+        let fields = text.split(separator: " ")
+        return fields.count > 1 ? Double(fields[1]) ?? .nan : .nan
     }
 
     /// Blocks on a completion-style SFUServer call.

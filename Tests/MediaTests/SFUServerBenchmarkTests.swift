@@ -51,7 +51,8 @@ final class SFUServerBenchmarkTests: XCTestCase {
         forward errors \(r.forwardErrors)\(r.pinned ? "" : " (NOT pinned: fewer than 2 CPUs)")
               wall \(f(r.wall, 3)) s → \(f(r.forwardsPerSecond)) forwarded SRTP packets/s, \(f(r.retransmissionsPerSecond)) resends/s
               server thread CPU \(f(r.cpuNanoseconds / 1e9, 3)) s → \(f(r.cpuMicrosecondsPerSend, 2)) µs per packet sent \
-        → \(f(r.forwardsPerCPUSecond)) forwards per CPU-second
+        → \(f(r.forwardsPerCPUSecond)) forwards per CPU-second; \
+        loop thread waited \(f(r.loopRunQueueWaitNanoseconds / 1e9, 3)) s runnable for its core (shared host)
               added latency (send → receiver after SRTP, \(r.latencies.count) samples): p50 \(f(r.latency(50), 1)) µs, \
         p99 \(f(r.latency(99), 1)) µs, max \(f(r.latency(100), 1)) µs
         """

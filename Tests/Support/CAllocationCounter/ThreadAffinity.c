@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <unistd.h>
 
 int sb_pin_this_thread_to_cpu(int cpu) {
     if (cpu < 0 || cpu >= CPU_SETSIZE) return EINVAL;
@@ -28,3 +29,5 @@ int sb_allowed_cpu_count(void) {
     int count = CPU_COUNT(&set);
     return count > 0 ? count : 1;
 }
+
+int sb_current_tid(void) { return (int)gettid(); }

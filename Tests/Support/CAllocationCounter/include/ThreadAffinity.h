@@ -18,6 +18,9 @@ int sb_unpin_this_thread(void);
 /// The CPU the calling thread runs on now (sched_getcpu), -1 on error.
 int sb_current_cpu(void);
 
+/// The calling thread's kernel id (gettid), for /proc/self/task/<tid>/schedstat.
+int sb_current_tid(void);
+
 /// CPUs this process may run on (sched_getaffinity), at least 1.
 int sb_allowed_cpu_count(void);
 
