@@ -29,27 +29,31 @@ final class AllocationCounterTests: XCTestCase {
         XCTAssertEqual(boxes.map(\.value).reduce(0, +), 45)
     }
 
-    func testAlignedCAndReallocAllocationsAreCounted() {
+    /// Allocations `work` makes on this thread with counting on.
+    func counted(_ work: () -> Void) -> UInt64 {
         sb_alloc_count_enable_this_thread(true)
         let before = sb_alloc_count_read()
-        // Alignment above malloc's 16 bytes: the Swift runtime takes the aligned_alloc /
-        // posix_memalign path.
-        let aligned = UnsafeMutableRawPointer.allocate(byteCount: 256, alignment: 64)
-        let zeroed = calloc(4, 16)
-        keep(zeroed)
-        let grown = realloc(zeroed, 4_096)
-        var viaPOSIX: UnsafeMutableRawPointer?
-        let result = posix_memalign(&viaPOSIX, 128, 64)
-        keep(aligned)
-        keep(grown)
-        keep(viaPOSIX)
+        work()
         let after = sb_alloc_count_read()
         sb_alloc_count_enable_this_thread(false)
+        return after - before
+    }
+
+    func testAlignedCAndReallocAllocationsAreCounted() {
+        // Alignment above malloc's 16 bytes: the Swift runtime's aligned path.
+        var aligned: UnsafeMutableRawPointer?
+        XCTAssertEqual(counted { aligned = UnsafeMutableRawPointer.allocate(byteCount: 256, alignment: 64); keep(aligned) }, 1, "aligned")
+        var zeroed: UnsafeMutableRawPointer?
+        XCTAssertEqual(counted { zeroed = calloc(4, 16); keep(zeroed) }, 1, "calloc")
+        var grown: UnsafeMutableRawPointer?
+        XCTAssertEqual(counted { grown = realloc(zeroed, 4_096); keep(grown) }, 1, "realloc")
+        var viaPOSIX: UnsafeMutableRawPointer?
+        var result: Int32 = -1
+        XCTAssertEqual(counted { result = posix_memalign(&viaPOSIX, 128, 64); keep(viaPOSIX) }, 1, "posix_memalign")
         XCTAssertEqual(result, 0)
         XCTAssertEqual(Int(bitPattern: viaPOSIX) % 128, 0)
         XCTAssertEqual(Int(bitPattern: aligned) % 64, 0)
-        XCTAssertEqual(after - before, 4)
-        aligned.deallocate()
+        aligned?.deallocate()
         free(grown)
         free(viaPOSIX)
     }

@@ -47,7 +47,7 @@ final class SFUServerBenchmarkTests: XCTestCase {
 
     static func describe(_ r: ForwardingBench.Result) -> String {
         """
-              inputs \(r.inputs), forwarded \(r.forwarded), resent \(r.retransmitted), send drops \(r.sendDrops), \
+              sent \(r.sent) datagrams incl. warm-up, measured inputs \(r.inputs), forwarded \(r.forwarded), resent \(r.retransmitted), send drops \(r.sendDrops), \
         forward errors \(r.forwardErrors)\(r.pinned ? "" : " (NOT pinned: fewer than 2 CPUs)")
               wall \(f(r.wall, 3)) s → \(f(r.forwardsPerSecond)) forwarded SRTP packets/s, \(f(r.retransmissionsPerSecond)) resends/s
               server thread CPU \(f(r.cpuNanoseconds / 1e9, 3)) s → \(f(r.cpuMicrosecondsPerSend, 2)) µs per packet sent \
