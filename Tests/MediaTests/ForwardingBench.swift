@@ -165,7 +165,17 @@ final class ForwardingBench {
         let interval = paced ? UInt64(1e9 / config.pacedDatagramsPerSecond) : 0
         var nextSend = monotonicNanoseconds()
 
+        // RFC 7675: without a consent check every few seconds the server drops a member after
+        // 30 s; browsers send one every ~5 s, the generator every 2 s (counted as sent).
+        var consentChecks = 0
+        var lastConsent = MediaLoop.monotonicMilliseconds()
         func serviceReceivers() throws {
+            let nowMilliseconds = MediaLoop.monotonicMilliseconds()
+            if nowMilliseconds - lastConsent >= 2_000 {
+                lastConsent = nowMilliseconds
+                for member in members { try member.sendCheck(now: nowMilliseconds, nominate: false) }
+                consentChecks += members.count
+            }
             for receiver in receivers { receiver.drain(measureFrom: measureFrom, latencies: &latencies) }
             if config.lossRate > 0 {
                 let now = monotonicNanoseconds()
@@ -173,7 +183,7 @@ final class ForwardingBench {
             }
         }
         func nacksSent() -> UInt64 { receivers.reduce(0) { $0 + $1.nackPackets } }
-        func backlog() -> Int { sent + Int(nacksSent()) - Int(server.loop.counters.datagramsIn - inBase) }
+        func backlog() -> Int { sent + consentChecks + Int(nacksSent()) - Int(server.loop.counters.datagramsIn - inBase) }
 
         for cycle in 0..<(config.warmupCycles + config.cycles) {
             if cycle == config.warmupCycles {
