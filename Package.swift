@@ -48,6 +48,8 @@ let package = Package(
         .target(name: "Server", dependencies: ["IO", "Signaling", "Storage", "Auth", "Logging", "SignalingClient", "Bench", "Media", "DTLS"], swiftSettings: v5),
         // User-space UDP impairment relay for tests (the kernel here has no netem; issue 4).
         .target(name: "NetEmu", swiftSettings: v5),
+        // Test support: interposes malloc & co. to count a thread's heap allocations (issue 3).
+        .target(name: "CAllocationCounter", path: "Tests/Support/CAllocationCounter"),
         .executableTarget(name: "switchboard", dependencies: ["Server"], swiftSettings: v5),
 
         // MARK: Tests.
@@ -66,7 +68,7 @@ let package = Package(
         .testTarget(name: "SRTPTests", dependencies: ["SRTP"]),
         .testTarget(name: "DTLSTests", dependencies: ["DTLS", "SRTP", "SplitMix"]),
         .testTarget(name: "ICETests", dependencies: ["ICE", "STUN", "CNice", "SplitMix"]),
-        .testTarget(name: "MediaTests", dependencies: ["Media", "CSocket", "ICE", "STUN", "DTLS", "SRTP", "SDP", "SFU", "RTP"], swiftSettings: v5),
+        .testTarget(name: "MediaTests", dependencies: ["Media", "CSocket", "ICE", "STUN", "DTLS", "SRTP", "SDP", "SFU", "RTP", "SplitMix", "CAllocationCounter"], swiftSettings: v5),
         .testTarget(name: "PeerTests", dependencies: ["Peer", "Media", "ICE", "DTLS", "SRTP", "RTP", "SDP", "IO", "SignalingClient"], swiftSettings: v5),
         .testTarget(name: "NetEmuTests", dependencies: ["NetEmu"], swiftSettings: v5),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CNice", "CSRTP", "COpus", "COpenSSL", "CSoup", "CSQLite"]),

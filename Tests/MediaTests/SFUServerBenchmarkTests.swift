@@ -1,21 +1,113 @@
 import Foundation
 import Glibc
-import SRTP
 import XCTest
 @testable import Media
 
-/// Forwarding benchmark (skipped unless SWITCHBOARD_BENCH=1; run in release):
+/// Forwarding benchmarks (skipped unless SWITCHBOARD_BENCH=1; run in release):
 ///   SWITCHBOARD_BENCH=1 swift test -c release --filter SFUServerBenchmarkTests
-/// N publishers and M receive-only subscribers join one room over real DTLS-SRTP (GCM
-/// preferred, as with browsers); the publishers then blast pre-protected 160-byte Opus-sized
-/// SRTP packets. Every input is forwarded to N−1+M members. Prints forwarded SRTP packets/s,
-/// the server loop's CPU µs per forwarded packet (CLOCK_THREAD_CPUTIME_ID of the loop thread,
-/// which on loopback also pays the kernel's delivery into the receiver's socket) and the
-/// memory growth per participant. Sizes: SWITCHBOARD_BENCH_PUBLISHERS (4),
-/// SWITCHBOARD_BENCH_SUBSCRIBERS (16), SWITCHBOARD_BENCH_PACKETS per publisher (10000).
+/// Members join one room over real DTLS-SRTP (GCM preferred, as with browsers); publishers
+/// send SRTP whose payload carries the CLOCK_MONOTONIC send time; every member drains its
+/// socket, unprotects and records receive − send (added forwarding latency, warm-up
+/// excluded). The SFU loop runs pinned to CPU 0 and the load generator to CPU 1, so the
+/// wall-clock rate is what one core forwards. Prints forwarded SRTP packets/s (wall), the
+/// loop thread's CPU per forward (CLOCK_THREAD_CPUTIME_ID; on loopback it also pays the
+/// kernel's delivery into the receivers' sockets), forwards per CPU-second and latency
+/// p50/p99/max. Sizes: SWITCHBOARD_BENCH_PUBLISHERS (4), SWITCHBOARD_BENCH_SUBSCRIBERS (16),
+/// SWITCHBOARD_BENCH_CYCLES (625 measured send cycles).
 final class SFUServerBenchmarkTests: XCTestCase {
     static func env(_ name: String, _ fallback: Int) -> Int {
         ProcessInfo.processInfo.environment[name].flatMap(Int.init) ?? fallback
+    }
+
+    func skipUnlessBenchmark() throws {
+        guard ProcessInfo.processInfo.environment["SWITCHBOARD_BENCH"] == "1" else {
+            throw XCTSkip("benchmark: set SWITCHBOARD_BENCH=1 (and use -c release)")
+        }
+    }
+
+    func baseConfig() -> ForwardingBench.Config {
+        var config = ForwardingBench.Config()
+        config.publishers = Self.env("SWITCHBOARD_BENCH_PUBLISHERS", 4)
+        config.subscribers = Self.env("SWITCHBOARD_BENCH_SUBSCRIBERS", 16)
+        config.cycles = Self.env("SWITCHBOARD_BENCH_CYCLES", 625)
+        return config
+    }
+
+    func measure(_ config: ForwardingBench.Config) throws -> ForwardingBench.Result {
+        let bench = try ForwardingBench(config)
+        defer { bench.stop() }
+        try bench.setUp()
+        let result = try bench.run()
+        XCTAssertEqual(result.forwardErrors, 0)
+        XCTAssertGreaterThan(result.forwarded, 0)
+        return result
+    }
+
+    static func f(_ value: Double, _ digits: Int = 0) -> String { String(format: "%.\(digits)f", value) }
+
+    static func describe(_ r: ForwardingBench.Result) -> String {
+        """
+              sent \(r.sent) datagrams incl. warm-up, measured inputs \(r.inputs), forwarded \(r.forwarded), resent \(r.retransmitted), send drops \(r.sendDrops), \
+        forward errors \(r.forwardErrors)\(r.pinned ? "" : " (NOT pinned: fewer than 2 CPUs)")
+              wall \(f(r.wall, 3)) s → \(f(r.forwardsPerSecond)) forwarded SRTP packets/s, \(f(r.retransmissionsPerSecond)) resends/s
+              server thread CPU \(f(r.cpuNanoseconds / 1e9, 3)) s → \(f(r.cpuMicrosecondsPerSend, 2)) µs per packet sent \
+        → \(f(r.forwardsPerCPUSecond)) forwards per CPU-second; \
+        loop thread waited \(f(r.loopRunQueueWaitNanoseconds / 1e9, 3)) s runnable for its core (shared host)
+              added latency (send → receiver after SRTP, \(r.latencies.count) samples): p50 \(f(r.latency(50), 1)) µs, \
+        p99 \(f(r.latency(99), 1)) µs, max \(f(r.latency(100), 1)) µs
+        """
+    }
+
+    /// Issue 3: audio-only fan-out (every input to N−1+M receivers), 160-byte payloads. First
+    /// closed-loop at saturation (throughput), then paced at half the inputs/s it reached,
+    /// one datagram at a time (added latency below capacity, without the input queue).
+    func testForwardingThroughput() throws {
+        try skipUnlessBenchmark()
+        var config = baseConfig()
+        let result = try measure(config)
+        config.pacedDatagramsPerSecond = Double(result.inputs) / result.wall / 2
+        config.cycles = max(config.cycles / 4, 20)
+        let paced = try measure(config)
+        print("""
+            SFU forwarding benchmark (\(result.profile), \(config.publishers) publishers × \
+            \(config.publishers - 1 + config.subscribers) receivers each, \(config.subscribers) receive-only subscribers, \
+            \(config.audioPayload)-byte payloads, loop on CPU 0, generator on CPU 1):
+            saturation (closed loop, ≤ \(config.window) datagrams ahead of the server):
+            \(Self.describe(result))
+            paced at \(Self.f(config.pacedDatagramsPerSecond)) inputs/s (half of the above), one datagram at a time:
+            \(Self.describe(paced))
+            """)
+    }
+
+    /// Issue 4: publishers send audio + 3 simulcast layers (1/2/4 packets per cycle, 800-byte
+    /// video payloads); subscriber i receives layer i mod 3. Run without loss, then with
+    /// every member dropping 5 % of RTP (seeded) and NACKing it (RTX back for video, the
+    /// original for audio); prints both and the cost of repair.
+    func testForwardingWithLossAndSimulcast() throws {
+        try skipUnlessBenchmark()
+        var config = baseConfig()
+        config.simulcast = true
+        config.cycles = Self.env("SWITCHBOARD_BENCH_CYCLES", 1_250)
+        let lossless = try measure(config)
+        config.lossRate = Double(Self.env("SWITCHBOARD_BENCH_LOSS_PERMILLE", 50)) / 1_000
+        config.seed = 7
+        let lossy = try measure(config)
+        let residual = Double(lossy.residual) / Double(max(lossy.expected, 1))
+        let dropped = Double(lossy.simulatedDrops) / Double(max(lossy.expected, 1))
+        print("""
+            SFU simulcast benchmark (\(lossless.profile), \(config.publishers) publishers with audio + 3 VP8 layers, \
+            \(config.subscribers) subscribers on layers i mod 3, loop on CPU 0, generator on CPU 1):
+            lossless:
+            \(Self.describe(lossless))
+            \(Self.f(config.lossRate * 100, 1)) % loss at every member + generic NACK:
+            \(Self.describe(lossy))
+                  members dropped \(lossy.simulatedDrops) RTP datagrams (\(Self.f(dropped * 100, 2)) % of \(lossy.expected) expected), \
+            NACKed \(lossy.nackedSequenceNumbers) sequence numbers, received \(lossy.repairsReceived) repairs; \
+            residual loss after repair \(lossy.residual) (\(Self.f(residual * 100, 3)) %)
+                  lossy/lossless: forwards per CPU-second \(Self.f(lossy.forwardsPerCPUSecond / lossless.forwardsPerCPUSecond * 100, 1)) %, \
+            wall packets/s \(Self.f(lossy.forwardsPerSecond / lossless.forwardsPerSecond * 100, 1)) % (issue target: repair costs ≤ 20 %)
+            """)
+        XCTAssertGreaterThan(lossy.retransmitted, 0)
     }
 
     static func residentKilobytes() -> Int {
@@ -25,21 +117,13 @@ final class SFUServerBenchmarkTests: XCTestCase {
         return pages * Int(sysconf(Int32(_SC_PAGESIZE))) / 1024
     }
 
-    func testForwardingThroughput() throws {
-        guard ProcessInfo.processInfo.environment["SWITCHBOARD_BENCH"] == "1" else {
-            throw XCTSkip("benchmark: set SWITCHBOARD_BENCH=1 (and use -c release)")
-        }
-        let publishers = Self.env("SWITCHBOARD_BENCH_PUBLISHERS", 4)
-        let subscribers = Self.env("SWITCHBOARD_BENCH_SUBSCRIBERS", 16)
-        let packetsPerPublisher = Self.env("SWITCHBOARD_BENCH_PACKETS", 10_000)
+    /// Server-only memory: members joined (ICE session, DTLS endpoint, router state, track)
+    /// without a client behind them.
+    func testMemoryPerJoinedMember() throws {
+        try skipUnlessBenchmark()
         let server = try SFUServer(configuration: MediaConfiguration(host: "127.0.0.1", port: 0))
-        let events = ServerEvents()
-        events.attach(to: server)
         server.start()
         defer { server.stop() }
-
-        // Server-only memory: members joined (ICE session, DTLS endpoint, router state, track)
-        // without a client behind them.
         let idleCount = 200
         let rssBeforeIdle = Self.residentKilobytes()
         for index in 0..<idleCount {
@@ -48,67 +132,6 @@ final class SFUServerBenchmarkTests: XCTestCase {
         }
         let idleKB = Double(Self.residentKilobytes() - rssBeforeIdle) / Double(idleCount)
         for index in 0..<idleCount { _ = server.leaveSync(member: MemberID("ghost\(index)/d")!) }
-
-        let rssBefore = Self.residentKilobytes()
-        let pubs = try (0..<publishers).map { try SyntheticClient("pub\($0)/d", serverPort: server.port) }
-        let subs = try (0..<subscribers).map { try SyntheticClient("sub\($0)/d", serverPort: server.port) }
-        var joined: [SyntheticClient] = []
-        for client in pubs + subs {
-            let direction = pubs.contains { $0 === client } ? "sendonly" : "recvonly"
-            let answer = try server.joinSync(room: "bench", member: client.member, offer: client.offer(direction: direction)).get()
-            try client.accept(serverDescription: answer.sdp)
-            try client.sendCheck(now: MediaLoop.monotonicMilliseconds())
-            XCTAssertTrue(try drive([client] + joined) { client.checkAnswered })
-            try client.startDTLS(now: MediaLoop.monotonicMilliseconds())
-            XCTAssertTrue(try drive([client] + joined) { client.srtp != nil && events.hasJoined(client.member) })
-            joined.append(client)
-        }
-        try settleOffers(joined, server: server, events: events)
-        let connectedKB = Double(Self.residentKilobytes() - rssBefore) / Double(joined.count)
-        let profile = try XCTUnwrap(pubs.first?.srtp?.profile)
-
-        // Pre-protect the packets (the publishers' crypto is not what we measure).
-        let payload = [UInt8](repeating: 0xAB, count: 160)
-        var packets: [[[UInt8]]] = []
-        for pub in pubs { packets.append(try (0..<packetsPerPublisher).map { _ in try pub.rtpPacket(payload: payload) }) }
-        for client in joined { client.keepAlive = false }
-        let fanOut = publishers - 1 + subscribers
-
-        let start = server.stats()
-        let wallStart = Date()
-        let batch = UDPSendBatch(capacity: 64, slotSize: 512)
-        var sent = 0
-        for index in stride(from: 0, to: packetsPerPublisher, by: 16) {
-            for (p, pub) in pubs.enumerated() {
-                for packet in packets[p][index..<min(index + 16, packetsPerPublisher)] {
-                    packet.withUnsafeBytes { _ = batch.enqueue($0, to: pub.server, on: pub.socket) }
-                    sent += 1
-                }
-                batch.flush(on: pub.socket)
-            }
-            // Stay at most ~2,000 datagrams ahead of the server so its socket buffer never
-            // overflows (we measure forwarding, not kernel drops).
-            while sent - Int(server.loop.counters.datagramsIn - start.loop.datagramsIn) > 2_000 { usleep(50) }
-        }
-        let expected = start.counters.forwarded + UInt64(sent * fanOut)
-        _ = try drive([], timeout: 10) { server.loop.counters.datagramsOut >= start.loop.datagramsOut + UInt64(sent * fanOut) }
-        let wall = Date().timeIntervalSince(wallStart)
-        let end = server.stats()
-        let forwarded = end.counters.forwarded - start.counters.forwarded
-        let cpu = Double(end.loop.loopCPUNanoseconds - start.loop.loopCPUNanoseconds)
-        let inputs = end.counters.rtpIn - start.counters.rtpIn
-        print("""
-            SFU forwarding benchmark (\(profile.rawValue), \(publishers) publishers × \(fanOut) receivers each, \
-            \(subscribers) receive-only subscribers, 160-byte payloads):
-              inputs \(inputs) of \(sent) sent, forwarded \(forwarded) (expected \(expected - start.counters.forwarded)), \
-            send drops \(end.loop.sendDrops - start.loop.sendDrops), errors \(end.counters.forwardErrors)
-              wall \(String(format: "%.3f", wall)) s → \(String(format: "%.0f", Double(forwarded) / wall)) forwarded SRTP packets/s
-              server loop CPU \(String(format: "%.3f", cpu / 1e9)) s → \(String(format: "%.3f", cpu / 1e3 / Double(max(forwarded, 1)))) µs per forwarded packet \
-            → \(String(format: "%.0f", Double(forwarded) / (cpu / 1e9))) forwarded packets per CPU-second
-              memory: \(String(format: "%.1f", idleKB)) KB RSS per joined (not connected) member, server only; \
-            \(String(format: "%.1f", connectedKB)) KB RSS per connected member incl. its in-process synthetic client
-            """)
-        XCTAssertEqual(end.counters.forwardErrors, start.counters.forwardErrors)
-        XCTAssertGreaterThan(forwarded, 0)
+        print("SFU memory: \(Self.f(idleKB, 1)) KB RSS per joined (not connected) member, server only")
     }
 }

@@ -1,0 +1,203 @@
+import CAllocationCounter
+import DTLS
+import Foundation
+import Glibc
+@testable import Media
+import RTP
+import SRTP
+import XCTest
+
+/// Allocations on the SFU loop thread, attributed to the handler that made them.
+final class AllocationLedger {
+    var rtp: UInt64 = 0
+    var rtpCalls: UInt64 = 0
+    var rtcp: UInt64 = 0
+    var rtcpCalls: UInt64 = 0
+    var timer: UInt64 = 0
+    var timerCalls: UInt64 = 0
+
+    /// Wraps the loop's RTP, RTCP and timer handlers (call on the loop thread).
+    func wrap(_ loop: MediaLoop) {
+        let rtpHandler = loop.onRTP
+        let rtcpHandler = loop.onRTCP
+        let timerHandler = loop.onTimer
+        loop.onRTP = { [unowned self] loop, session, bytes, now in
+            let before = sb_alloc_count_read()
+            sb_alloc_backtrace_this_thread(true)  // stacks (when armed) only from the forwarding path
+            rtpHandler(loop, session, bytes, now)
+            sb_alloc_backtrace_this_thread(false)
+            rtp &+= sb_alloc_count_read() &- before
+            rtpCalls &+= 1
+        }
+        loop.onRTCP = { [unowned self] loop, session, bytes, now in
+            let before = sb_alloc_count_read()
+            rtcpHandler(loop, session, bytes, now)
+            rtcp &+= sb_alloc_count_read() &- before
+            rtcpCalls &+= 1
+        }
+        loop.onTimer = { [unowned self] loop, now in
+            let before = sb_alloc_count_read()
+            let next = timerHandler(loop, now)
+            timer &+= sb_alloc_count_read() &- before
+            timerCalls &+= 1
+            return next
+        }
+    }
+}
+
+/// Issue 3: "no per-packet heap allocation on the forwarding path", as a test that can fail
+/// (`AllocationCounterTests` proves the counter sees allocations in this binary).
+///
+/// A warm room (1 publisher with audio + VP8 video with RTX, 3 subscribers, real UDP, DTLS,
+/// SRTP GCM) forwards ≥ 5,000 packets while every subscriber drops 5 % (seeded) and NACKs
+/// them, so NACK answering (RTX for video, the original for audio) and RTCP run too; the
+/// publisher sends a sender report every 100 cycles. The loop thread counts its allocations
+/// (`sb_alloc_count_enable_this_thread` through `loop.perform`) and each handler's share is
+/// measured around it.
+final class SFUServerAllocationTests: XCTestCase {
+    struct Figures {
+        var forwarded: UInt64
+        var resent: UInt64
+        var rtpInputs: UInt64
+        var rtpAllocations: UInt64
+        var rtcpInputs: UInt64
+        var total: UInt64
+    }
+
+    /// Heap allocations per call of libsrtp2's AES-GCM through NSS (Debian builds libsrtp2
+    /// with --enable-nss): PK11_Encrypt / PK11_Decrypt set up a softoken session context per
+    /// call — PORT_Alloc_Util ×2, PR_NewLock (calloc), freebl's GCM context (calloc,
+    /// PORT_ZAlloc_Util) — stacks recorded with SWITCHBOARD_ALLOC_STACKS=24 (docs/benchmarks.md).
+    static let nssAllocationsPerGCMCall: UInt64 = 5
+
+    /// AES-CM-HMAC-SHA1-80 through NSS: 14 per SRTP call (PK11 contexts for AES-CTR and for
+    /// HMAC-SHA1 set up per packet: PK11_CreateContextBySymKey and PK11_DigestBegin), stacks as above.
+    static let nssAllocationsPerCMCall: UInt64 = 14
+
+    /// The forwarding handler (SRTP unprotect, router, rewrite, cache insert, SRTP protect,
+    /// sendmmsg queue) allocates nothing of its own with AES-CM either.
+    func testForwardingPathAllocatesOnlyInsideNSSWithAESCM() throws {
+        let figures = try measureRoom(profiles: [.aes128CMHMACSHA180])
+        XCTAssertEqual(figures.rtpAllocations, Self.nssAllocationsPerCMCall * (figures.rtpInputs + figures.forwarded),
+                       "allocations in the RTP forwarding handler beyond NSS's per-call AES-CM/HMAC contexts")
+    }
+
+    /// AES-GCM (what browsers pick): our code still allocates nothing, but every SRTP call
+    /// into NSS does `nssAllocationsPerGCMCall` — one unprotect per input plus one protect
+    /// per forward. The exact bound: any allocation of ours on top makes this fail.
+    func testForwardingPathAllocatesOnlyInsideNSSWithGCM() throws {
+        let figures = try measureRoom(profiles: [.aeadAES128GCM])
+        let srtpCalls = figures.rtpInputs + figures.forwarded
+        XCTAssertEqual(figures.rtpAllocations, Self.nssAllocationsPerGCMCall * srtpCalls,
+                       "allocations in the RTP forwarding handler beyond NSS's per-call GCM context")
+    }
+
+    func measureRoom(profiles: [DTLSSRTPProfile]) throws -> Figures {
+        let server = try SFUServer(configuration: MediaConfiguration(host: "127.0.0.1", port: 0, srtpProfiles: profiles, ssrcSeed: 11))
+        let events = ServerEvents()
+        events.attach(to: server)
+        server.start()
+        defer { server.stop() }
+        let publisher = try SyntheticClient("pub/d", serverPort: server.port)
+        let subscribers = try (0..<3).map { try SyntheticClient("sub\($0)/d", serverPort: server.port) }
+        let ssrcs = PublishedSSRCs(audio: publisher.ssrc, layers: 1)
+        var joined: [SyntheticClient] = []
+        for client in [publisher] + subscribers {
+            let offer = client === publisher ? client.audioVideoOffer(ssrcs, direction: "sendonly") : client.offer(direction: "recvonly")
+            let answer = try server.joinSync(room: "alloc", member: client.member, offer: offer).get()
+            try client.accept(serverDescription: answer.sdp)
+            try client.sendCheck(now: MediaLoop.monotonicMilliseconds())
+            XCTAssertTrue(try drive([client] + joined) { client.checkAnswered })
+            try client.startDTLS(now: MediaLoop.monotonicMilliseconds())
+            XCTAssertTrue(try drive([client] + joined) { client.srtp != nil && events.hasJoined(client.member) })
+            joined.append(client)
+        }
+        try settleOffers(joined, server: server, events: events)
+        for client in joined { client.keepAlive = false }
+        let receivers = try subscribers.enumerated().map { index, client in
+            let done = DispatchSemaphore(value: 0)
+            var tracks: Result<[SFUServer.ReceivedTrack], SFUServerError> = .failure(.notRunning)
+            server.receivedTracks(of: client.member) { tracks = $0; done.signal() }
+            done.wait()
+            return try BenchReceiver(client: client, tracks: tracks.get(), lossRate: 0.05, seed: 100 + UInt64(index))
+        }
+        XCTAssertEqual(receivers.map { $0.streams.count }, [2, 2, 2], "each subscriber receives audio and video")
+        let session = try XCTUnwrap(publisher.srtp)
+        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 2_048, alignment: 16)
+        defer { scratch.deallocate() }
+        var audio = RTPStreamWriter(ssrc: ssrcs.audio, payloadType: 111, timestampStep: 960)
+        var video = RTPStreamWriter(ssrc: ssrcs.video[0], payloadType: 96, timestampStep: 3_000)
+        var latencies: [UInt32] = []
+        latencies.reserveCapacity(64_000)
+
+        func cycles(_ count: Int) throws {
+            for cycle in 0..<count {
+                let audioLength = try audio.write(into: scratch, payloadLength: 160, session: session) {
+                    BenchPayload.audio($0, stamp: monotonicNanoseconds())
+                }
+                publisher.send(Array(UnsafeRawBufferPointer(rebasing: scratch[0..<audioLength])))
+                let videoLength = try video.write(into: scratch, payloadLength: 800, session: session) {
+                    BenchPayload.video($0, stamp: monotonicNanoseconds(), keyframe: cycle % 64 == 0)
+                }
+                publisher.send(Array(UnsafeRawBufferPointer(rebasing: scratch[0..<videoLength])))
+                if cycle % 100 == 50 {
+                    var report = try RTCPCompound.serialize([.senderReport(RTCPSenderReport(
+                        ssrc: ssrcs.video[0], ntpTimestamp: UInt64(cycle) << 32, rtpTimestamp: video.timestamp,
+                        packetCount: UInt32(cycle), octetCount: UInt32(cycle * 800)))])
+                    report.reserveCapacity(report.count + 32)
+                    try session.protectRTCP(&report)
+                    publisher.send(report)
+                }
+                for receiver in receivers { receiver.drain(measureFrom: 0, latencies: &latencies) }
+                for receiver in receivers { try receiver.sendNACKs(now: monotonicNanoseconds()) }
+                usleep(200)  // ~2 inputs per 0.3 ms: the loop sees single packets, as in a call
+            }
+            // Let the last NACK answers and reports go out.
+            let end = Date().addingTimeInterval(0.3)
+            while Date() < end {
+                for receiver in receivers { receiver.drain(measureFrom: 0, latencies: &latencies) }
+                usleep(1_000)
+            }
+        }
+
+        // Warm-up: caches are created by each subscription's first NACK, arrays and
+        // dictionaries reach their working size, keyframes let video through.
+        try cycles(400)
+        let warm = server.stats()
+        XCTAssertGreaterThan(warm.counters.retransmitted, 0, "warm-up answered NACKs")
+
+        let ledger = AllocationLedger()
+        server.loop.sync { loop in ledger.wrap(loop) }
+        let stacks = ProcessInfo.processInfo.environment["SWITCHBOARD_ALLOC_STACKS"].flatMap(Int32.init) ?? 0
+        sb_alloc_backtrace_arm(stacks)
+        server.loop.sync { _ in sb_alloc_count_enable_this_thread(true) }
+        let before = sb_alloc_count_read()
+        let start = server.stats()
+        try cycles(1_000)
+        let end = server.stats()
+        let total = sb_alloc_count_read() - before
+        server.loop.sync { _ in sb_alloc_count_enable_this_thread(false) }
+        let counts = server.loop.sync { _ in (ledger.rtp, ledger.rtpCalls, ledger.rtcp, ledger.rtcpCalls, ledger.timer, ledger.timerCalls) }
+        let forwarded = end.counters.forwarded - start.counters.forwarded
+        let resent = end.counters.retransmitted - start.counters.retransmitted
+        print("""
+            SFU loop-thread allocations (\(profiles[0].rawValue)) over \(forwarded) forwards + \(resent) resends (\(counts.1) RTP inputs, \
+            \(counts.3) RTCP inputs, \(counts.5) timer ticks): total \(total); RTP handler \(counts.0); \
+            RTCP handler \(counts.2); timer \(counts.4); rest (receive loop, commands, ICE tick, stats) \
+            \(total - counts.0 - counts.2 - counts.4)
+            """)
+        for index in 0..<sb_alloc_backtrace_recorded() {
+            print("allocation stack \(index):")
+            fflush(stdout)
+            sb_alloc_backtrace_print(index, STDOUT_FILENO)
+        }
+        sb_alloc_backtrace_arm(0)
+
+        XCTAssertEqual(publisher.srtp?.profile.rawValue, profiles.first?.rawValue)
+        XCTAssertGreaterThanOrEqual(forwarded, 5_000)
+        XCTAssertGreaterThan(resent, 0, "NACKs were answered while counting")
+        XCTAssertGreaterThan(counts.3, 0, "RTCP was handled while counting")
+        return Figures(forwarded: forwarded, resent: resent, rtpInputs: counts.1, rtpAllocations: counts.0,
+                       rtcpInputs: counts.3, total: total)
+    }
+}
