@@ -60,9 +60,14 @@ public struct BitrateMeter: Equatable, Sendable {
         }
         guard now >= start + bucketLength else { return }
         let steps = (now - start) / bucketLength
-        for _ in 0..<min(steps, Int64(buckets.count)) {
+        // A counted loop, not `for _ in 0..<n` over Int64: unspecialized (debug) iteration of
+        // Range<Int64> goes through the stdlib's generic IndexingIterator, which allocates
+        // (SFUServerAllocationTests counts allocations on the forwarding path).
+        var remaining = Int(min(steps, Int64(buckets.count)))
+        while remaining > 0 {
             head = (head + 1) % buckets.count
             buckets[head] = 0
+            remaining -= 1
         }
         headStart = start + steps * bucketLength
     }
