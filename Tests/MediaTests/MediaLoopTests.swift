@@ -184,7 +184,14 @@ final class MediaLoopTests: XCTestCase {
             usleep(1_000)
         }
         let elapsed = lastEcho.timeIntervalSince(start)
-        let after = loop.counters
+        // The loop publishes its counters at the end of an iteration, after the sendmmsg that
+        // carried the echoes we already hold: wait (bounded) for that snapshot.
+        var after = loop.counters
+        let settle = Date().addingTimeInterval(2)
+        while after.datagramsOut - before.datagramsOut < UInt64(echoed), Date() < settle {
+            usleep(1_000)
+            after = loop.counters
+        }
         let inCount = after.datagramsIn - before.datagramsIn
         let outCount = after.datagramsOut - before.datagramsOut
         let cpu = Double(after.loopCPUNanoseconds - before.loopCPUNanoseconds)
