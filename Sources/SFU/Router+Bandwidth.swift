@@ -134,7 +134,10 @@ extension Router {
                 if let slot = subscription.slot, slot.targetLayer > cap { retarget(subscription, to: cap, reason: .maxLayer, now: now) }
                 continue
             }
-            let rates = subscription.track.streams.map { $0.meter.bitrate(now: now) }
+            // A layer that stopped counts (0 = not arriving) only once it is back for the hold
+            // (Router+LayerFallback.swift): the bandwidth path cannot chase a flapping layer.
+            let hold = subscription.layers.selector.resumeHold
+            let rates = subscription.track.streams.map { layerUsable($0, hold: hold, now: now) ? $0.meter.bitrate(now: now) : 0 }
             let decision = subscription.layers.selector.update(estimateBps: estimate, audioBps: reserved, layerBitrates: rates, maxLayer: cap, now: now)
             if decision.changed {
                 if let layer = decision.target {

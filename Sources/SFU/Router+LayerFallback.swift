@@ -1,16 +1,41 @@
-/// Simulcast layer liveness: a subscriber whose wanted layer is not arriving gets the highest
-/// lower layer that is, and goes back up when the wanted layer returns.
+/// Simulcast layer liveness: a subscriber whose target layer stops arriving gets the highest
+/// lower layer that does at once; it goes back up only when the layer has been arriving
+/// steadily for the hold time and the subscription's cool-down has passed.
 ///
 /// Why: Chromium pauses its upper simulcast layers whenever its send-side estimate is below
 /// their needs (at start, while the estimate ramps up, and under congestion), and rid simulcast
 /// gives no signal of it but silence. Without this a subscriber targeting the top layer
 /// (the default) would see no video at all while the publisher sends only `q`.
-/// Bandwidth-driven choice of `wantedLayer` per subscriber is the LayerSelector's job; this
-/// only keeps the choice within what actually arrives.
+///
+/// The asymmetry (docs/rtcp.md, "Congestion control and simulcast"):
+/// - **down at once** after `layerSilence`: staying on a silent layer is a frozen picture;
+/// - **up only after** the layer arrived steadily for the selector's `resumeHold` (4 s, more
+///   after failed raises) **and** outside the cool-down of the subscription's last switch:
+///   a publisher whose uplink flaps every 3 s resumes and pauses its top layer every 3 s;
+///   following it up would force a keyframe and a visible quality jump both ways each flap.
+///   The cool-down is the `LayerSelector`'s (`recordSwitch`): bandwidth and liveness switches
+///   draw from one budget, so the two together still switch at most once per cool-down
+///   apart from the forced drops.
+/// A layer's first run (it never stopped before) needs no hold: it gives no sign of flapping,
+/// and holding it would only slow the start, where Chromium adds its layers one by one.
+/// Bandwidth-driven choice of `wantedLayer` per subscriber is the LayerSelector's job (it sees
+/// a returned layer only once it passed the same hold, `layerUsable`); this only keeps the
+/// choice within what actually arrives.
 extension Router {
     /// 1 s of silence marks a layer paused: even the 150 kbit/s layer sends ≥ 15 packets/s,
     /// and one keyframe interval of jitter (≤ 300 ms on loaded hosts) stays well inside it.
     static let layerSilence: Int64 = 1_000_000
+
+    /// A packet of `stream` arrived within the silence window.
+    func layerArriving(_ stream: InboundStream, now: Int64) -> Bool {
+        stream.hot.lastArrival.map { now - $0 <= Self.layerSilence } ?? false
+    }
+
+    /// Arriving, and either never stopped or arriving again for at least `hold`.
+    func layerUsable(_ stream: InboundStream, hold: Int64, now: Int64) -> Bool {
+        guard layerArriving(stream, now: now) else { return false }
+        return stream.hot.resumptions == 0 || stream.hot.liveSince.map { now - $0 >= hold } ?? false
+    }
 
     /// Re-targets every video subscription of a multi-layer track; called from `tick`.
     func followArrivingLayers(now: Int64) {
@@ -19,19 +44,41 @@ extension Router {
                 var arriving: [Bool] = []
                 var settled = false   // some layer has been arriving for a full silence window
                 for stream in track.streams {
-                    let live = stream.hot.lastArrival.map { now - $0 <= Self.layerSilence } ?? false
+                    let live = layerArriving(stream, now: now)
                     arriving.append(live)
                     if live, let first = stream.hot.firstArrival, now - first >= Self.layerSilence { settled = true }
                 }
                 guard settled else { continue }   // too early to call a layer silent
-                for index in track.slots.indices {
-                    let wanted = track.slots[index].wantedLayer
-                    guard let layer = (0...min(wanted, arriving.count - 1)).last(where: { arriving[$0] }),
-                          layer != track.slots[index].targetLayer else { continue }
-                    track.slots[index].targetLayer = layer
-                    if track.slots[index].currentLayer != layer { requestKeyframe(publisher: publisher.id, stream: track.streams[layer]) }
+                for index in track.slots.indices where index < track.subscriptions.count && !track.slots[index].paused {
+                    followArrivingLayers(track.subscriptions[index], slot: track.slots[index], arriving: arriving, now: now)
                 }
             }
         }
+    }
+
+    private func followArrivingLayers(_ subscription: Subscription, slot: ForwardingSlot, arriving: [Bool], now: Int64) {
+        let track = subscription.track
+        let wanted = min(max(slot.wantedLayer, 0), arriving.count - 1)
+        let target = slot.targetLayer
+        let hold = subscription.layers.selector.resumeHold
+        func usable(_ layer: Int) -> Bool { layerUsable(track.streams[layer], hold: hold, now: now) }
+        let layer: Int
+        let lost: Bool
+        if target > wanted || !arriving[target] {
+            // Forced: the target is silent. Best held layer, else whatever still arrives.
+            guard let choice = (0...wanted).last(where: usable) ?? (0...wanted).last(where: { arriving[$0] }) else { return }
+            (layer, lost) = (choice, true)
+        } else if target < wanted, !subscription.layers.selector.inCoolDown(now: now),
+                  let choice = (target + 1...wanted).last(where: usable) {
+            (layer, lost) = (choice, false)
+        } else {
+            return
+        }
+        guard layer != target else { return }
+        subscription.updateSlot { $0.targetLayer = layer }
+        subscription.layers.selector.recordSwitch(from: target, to: layer, layerLost: lost, now: now)
+        subscription.layers.lastReason = lost ? .layerInactive : .layerResumed
+        subscription.layers.lastChangeAt = now
+        if slot.currentLayer != layer { requestKeyframe(publisher: track.publisher, stream: track.streams[layer]) }
     }
 }

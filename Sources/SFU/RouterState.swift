@@ -25,13 +25,25 @@ struct StreamHotState {
     /// Arrival of the first and the latest packet (layer liveness, Router+LayerFallback).
     var firstArrival: Int64?
     var lastArrival: Int64?
+    /// Start of the current unbroken run of arrivals (no gap over `Router.layerSilence`), and
+    /// how many runs began after such a silence (0: the layer never stopped).
+    var liveSince: Int64?
+    var resumptions: UInt32 = 0
 
     @inline(__always)
     mutating func record(seq: UInt16, timestamp: UInt32, now: Int64, clockRate: UInt32, length: Int, isKeyframe: Bool) {
         reception.record(seq: seq, rtpTimestamp: timestamp, arrival: now, clockRate: Int(clockRate))
         packets &+= 1
         bytes &+= UInt64(length)
-        if firstArrival == nil { firstArrival = now }
+        if let last = lastArrival {
+            if now - last > Router.layerSilence {
+                liveSince = now
+                resumptions &+= 1
+            }
+        } else {
+            firstArrival = now
+            liveSince = now
+        }
         lastArrival = now
         if isKeyframe { keyframes &+= 1 }
         if !anchorFromSenderReport { rtpAnchor = (timestamp, now) }
