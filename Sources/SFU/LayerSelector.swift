@@ -53,7 +53,7 @@ public struct LayerSelector: Sendable {
         /// flap never lures a subscriber up only to force it down again a moment later; equal
         /// to the cool-down, so a steady return costs no more than one cool-down of waiting.
         public var resumeHold: Int64 = 4_000_000
-        /// A raised layer that stops again within 8 s (two cool-downs) was a failed raise: the
+        /// A layer raised to after a loss that stops again within 8 s (two cool-downs) was a failed raise: the
         /// hold doubles, up to 32 s (exponential backoff as libwebrtc's probe and keyframe
         /// request backoffs), so a slower flap (on-phase longer than the hold) also stops
         /// switching after one failed raise. A raise that lasts resets the hold.
@@ -105,8 +105,9 @@ public struct LayerSelector: Sendable {
     /// Current hold before a returned layer counts again (`Config.resumeHold`, doubled after
     /// failed raises).
     public private(set) var resumeHold: Int64
-    /// Time of the last switch to a higher layer.
+    /// Time of the last switch to a higher layer after a loss, and of the last loss.
     private var lastRaise: Int64?
+    private var lastLoss: Int64?
     private var upgradeSince: Int64?
     private var downgradeSince: Int64?
     private var lastProbe: Int64?
@@ -126,16 +127,21 @@ public struct LayerSelector: Sendable {
     /// Books a switch the router made without the selector (layer liveness): it starts the
     /// cool-down like the selector's own. `from`/`to` are layers (nil: none); `layerLost`
     /// marks a forced move off a layer that stopped arriving — within `failedRaiseWindow` of
-    /// a raise (from a lower layer, not the first choice) doubles `resumeHold`, after a lasting
-    /// raise resets it.
+    /// a raise that followed an earlier loss it doubles `resumeHold`, after a lasting such
+    /// raise it resets it.
     public mutating func recordSwitch(from old: Int?, to new: Int?, layerLost: Bool, now: Int64) {
         lastSwitch = now
-        if layerLost, let raised = lastRaise {
-            // Judged once per raise (the router and the selector may both book one loss).
-            resumeHold = now - raised < config.failedRaiseWindow ? min(resumeHold * 2, config.maxResumeHold) : config.resumeHold
-            lastRaise = nil
+        if layerLost {
+            if let raised = lastRaise {
+                // Judged once per raise (the router and the selector may both book one loss).
+                resumeHold = now - raised < config.failedRaiseWindow ? min(resumeHold * 2, config.maxResumeHold) : config.resumeHold
+                lastRaise = nil
+            }
+            lastLoss = now
         }
-        if let new, let old, new > old { lastRaise = now }
+        // Only a raise after a loss can be a failed one: a first loss after the bandwidth
+        // ramp-up is no sign of flapping.
+        if let new, let old, new > old, lastLoss != nil { lastRaise = now }
     }
 
     /// - Parameters:
@@ -143,7 +149,11 @@ public struct LayerSelector: Sendable {
     ///   - audioBps: reserved for audio (the sum of its audio subscriptions' rates).
     ///   - layerBitrates: measured rate per layer, lowest first; 0 = not arriving.
     ///   - maxLayer: the largest layer index the subscriber asked for.
-    public mutating func update(estimateBps: UInt64, audioBps: UInt64, layerBitrates: [UInt64], maxLayer: Int, now: Int64) -> Decision {
+    ///   - probeBitrates: rates of the layers worth probing for, when wider than
+    ///     `layerBitrates` (the router adds a returned layer still inside its resume hold, so
+    ///     the estimate is ready when the hold ends); nil = `layerBitrates`.
+    public mutating func update(estimateBps: UInt64, audioBps: UInt64, layerBitrates: [UInt64], maxLayer: Int, now: Int64,
+                                probeBitrates: [UInt64]? = nil) -> Decision {
         let available = Double(estimateBps > audioBps ? estimateBps - audioBps : 0)
         let cap = min(maxLayer, layerBitrates.count - 1)
         let active = cap >= 0 ? (0...cap).filter { layerBitrates[$0] > 0 } : []
@@ -193,12 +203,13 @@ public struct LayerSelector: Sendable {
         upgradeSince = nil
 
         // A higher layer is allowed but does not fit with headroom: ask for a probe.
-        let next = active.first { $0 > (target ?? -1) }
+        let probeRates = probeBitrates.flatMap { $0.count == layerBitrates.count ? $0 : nil } ?? layerBitrates
+        let next = (0...cap).first { $0 > (target ?? -1) && probeRates[$0] > 0 }
         if let next, !inCoolDown, lastProbe.map({ now - $0 >= config.probeInterval }) ?? true {
             lastProbe = now
             var decision = keep()
             decision.wantsProbe = true
-            decision.probeBps = UInt64(config.probeOvershoot * config.upgradeHeadroom * rate(next)) + audioBps
+            decision.probeBps = UInt64(config.probeOvershoot * config.upgradeHeadroom * Double(probeRates[next])) + audioBps
             return decision
         }
         return keep()

@@ -138,7 +138,15 @@ extension Router {
             // (Router+LayerFallback.swift): the bandwidth path cannot chase a flapping layer.
             let hold = subscription.layers.selector.resumeHold
             let rates = subscription.track.streams.map { layerUsable($0, hold: hold, now: now) ? $0.meter.bitrate(now: now) : 0 }
-            let decision = subscription.layers.selector.update(estimateBps: estimate, audioBps: reserved, layerBitrates: rates, maxLayer: cap, now: now)
+            // …but probe for it during the hold once its rate is measurable (arriving a meter
+            // window), so the estimate is ready when the hold ends.
+            let probeRates = subscription.track.streams.enumerated().map { layer, stream -> UInt64 in
+                guard rates[layer] == 0, layerArriving(stream, now: now) else { return rates[layer] }
+                guard let since = stream.hot.liveSince, now - since >= stream.meter.window else { return 0 }
+                return stream.meter.bitrate(now: now)
+            }
+            let decision = subscription.layers.selector.update(estimateBps: estimate, audioBps: reserved, layerBitrates: rates, maxLayer: cap, now: now,
+                                                               probeBitrates: probeRates)
             if decision.changed {
                 if let layer = decision.target {
                     retarget(subscription, to: layer, reason: decision.reason, now: now)

@@ -183,6 +183,10 @@ final class BitrateMeterTests: XCTestCase {
 /// The cool-down budget shared with the router's liveness switches, and the resume hold's backoff.
 final class LayerSelectorSharedBudgetTests: XCTestCase {
     func testLivenessSwitchesStartTheCoolDownAndFailedRaisesDoubleTheHold() {
+        var first = LayerSelector()
+        first.recordSwitch(from: 1, to: 2, layerLost: false, now: 0)
+        first.recordSwitch(from: 2, to: 1, layerLost: true, now: 1_000_000)
+        XCTAssertEqual(first.resumeHold, first.config.resumeHold, "a first loss after a bandwidth raise is no sign of flapping")
         var selector = LayerSelector()
         let config = selector.config
         XCTAssertFalse(selector.inCoolDown(now: 0))
