@@ -134,10 +134,15 @@ extension Router {
                 if let slot = subscription.slot, slot.targetLayer > cap { retarget(subscription, to: cap, reason: .maxLayer, now: now) }
                 continue
             }
-            // A layer that stopped counts (0 = not arriving) only once it is back for the hold
-            // (Router+LayerFallback.swift): the bandwidth path cannot chase a flapping layer.
+            // Staying on a layer (or going down to one) needs it arriving; going up to one that
+            // had stopped needs it back for the hold (Router+LayerFallback.swift): the bandwidth
+            // path cannot chase a flapping layer either. 0 = not available.
             let hold = subscription.layers.selector.resumeHold
-            let rates = subscription.track.streams.map { layerUsable($0, hold: hold, now: now) ? $0.meter.bitrate(now: now) : 0 }
+            let selected = subscription.layers.selector.target ?? -1
+            let rates = subscription.track.streams.enumerated().map { layer, stream -> UInt64 in
+                let available = layer <= selected ? layerArriving(stream, now: now) : layerUsable(stream, hold: hold, now: now)
+                return available ? stream.meter.bitrate(now: now) : 0
+            }
             // …but probe for it during the hold once its rate is measurable (arriving a meter
             // window), so the estimate is ready when the hold ends.
             let probeRates = subscription.track.streams.enumerated().map { layer, stream -> UInt64 in

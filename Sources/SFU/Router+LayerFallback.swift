@@ -31,10 +31,20 @@ extension Router {
         stream.hot.lastArrival.map { now - $0 <= Self.layerSilence } ?? false
     }
 
-    /// Arriving, and either never stopped or arriving again for at least `hold`.
+    /// 300 ms: a returned layer counts as steady only while its last packet is this recent.
+    /// The silence window (1 s) is for declaring a layer gone; a raise needs more: a layer
+    /// paused again 0.9 s ago still reads "arriving", and its hold would end on stale packets
+    /// (seen end to end: a raise 1 s after the publisher paused, undone 0.6 s later). Even the
+    /// 150 kbit/s layer sends a packet every ~70 ms at 15 fps, a 30 fps top layer every few ms.
+    static let layerFreshness: Int64 = 300_000
+
+    /// A layer a subscriber may be raised to: arriving, and either never stopped (its first
+    /// run) or arriving again steadily — last packet within `layerFreshness` — for `hold`.
     func layerUsable(_ stream: InboundStream, hold: Int64, now: Int64) -> Bool {
         guard layerArriving(stream, now: now) else { return false }
-        return stream.hot.resumptions == 0 || stream.hot.liveSince.map { now - $0 >= hold } ?? false
+        guard stream.hot.resumptions > 0 else { return true }
+        guard let last = stream.hot.lastArrival, let since = stream.hot.liveSince, now - last <= Self.layerFreshness else { return false }
+        return last - since >= hold
     }
 
     /// Re-targets every video subscription of a multi-layer track; called from `tick`.

@@ -127,4 +127,41 @@ final class FlappingPublisherTests: XCTestCase {
         XCTAssertEqual(duringFlap.count, 1, "one failed raise, then the doubled hold keeps it down: \(describe(sim))")
         XCTAssertEqual(sim.targets.last?.target, 2, "back up once the layer stays: \(describe(sim))")
     }
+
+    /// On-phases of 3.5 s: the layer is still "arriving" (silence window 1 s) 0.5 s after it
+    /// stopped, when its 4 s hold would end. Only fresh packets count for the hold, so the
+    /// subscriber is never raised to a layer that has in fact stopped (seen end to end
+    /// before `layerFreshness`: a raise undone 0.6 s later).
+    func testHoldEndingOnStalePacketsDoesNotRaise() throws {
+        let simulation = try DownlinkSimulation(subscribers: [(carol, 10_000_000, false)])
+        let topRate = simulation.layerRates[2]
+        try simulation.run(until: 5_000_000)
+        var raisedWhileSilent = 0
+        var raises = 0
+        var lastTarget = simulation.subscriber(carol).targets.last?.target
+        var topOffSince: Int64?
+        try simulation.run(until: 40_000_000) { now in
+            if now >= 5_000_000, now < 40_000_000 {
+                let phase = (now - 5_000_000) % 6_500_000   // off 3 s, then on 3.5 s
+                if phase == 0 {
+                    simulation.layerRates[2] = 0
+                    topOffSince = now
+                }
+                if phase == 3_000_000 {
+                    simulation.layerRates[2] = topRate
+                    simulation.keyframeDue.insert(simulation.layerSSRCs[2])
+                    topOffSince = nil
+                }
+            }
+            let target = simulation.subscriber(carol).targets.last?.target
+            if let target, let before = lastTarget ?? nil, target > before {
+                raises += 1
+                if topOffSince != nil { raisedWhileSilent += 1 }
+            }
+            lastTarget = target
+        }
+        print("3.5 s on-phases:", describe(simulation.subscriber(carol)))
+        XCTAssertEqual(raisedWhileSilent, 0, describe(simulation.subscriber(carol)))
+        XCTAssertEqual(raises, 0, "no on-phase outlasts the hold: \(describe(simulation.subscriber(carol)))")
+    }
 }
