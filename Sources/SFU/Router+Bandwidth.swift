@@ -140,13 +140,13 @@ extension Router {
             let hold = subscription.layers.selector.resumeHold
             let selected = subscription.layers.selector.target ?? -1
             let rates = subscription.track.streams.enumerated().map { layer, stream -> UInt64 in
-                let available = layer <= selected ? layerArriving(stream, now: now) : layerUsable(stream, hold: hold, now: now)
+                let available = layer <= selected ? layerArriving(layer, of: subscription.track, now: now) : layerUsable(layer, of: subscription.track, hold: hold, now: now)
                 return available ? stream.meter.bitrate(now: now) : 0
             }
             // …but probe for it during the hold once its rate is measurable (arriving a meter
             // window), so the estimate is ready when the hold ends.
             let probeRates = subscription.track.streams.enumerated().map { layer, stream -> UInt64 in
-                guard rates[layer] == 0, layerArriving(stream, now: now) else { return rates[layer] }
+                guard rates[layer] == 0, layerArriving(layer, of: subscription.track, now: now) else { return rates[layer] }
                 guard let since = stream.hot.liveSince, now - since >= stream.meter.window else { return 0 }
                 return stream.meter.bitrate(now: now)
             }

@@ -8,7 +8,8 @@
 /// (the default) would see no video at all while the publisher sends only `q`.
 ///
 /// The asymmetry (docs/rtcp.md, "Congestion control and simulcast"):
-/// - **down at once** after `layerSilence`: staying on a silent layer is a frozen picture;
+/// - **down at once** after `layerSilence` (1 s), or `layerStall` (500 ms) when a lower layer
+///   keeps arriving: staying on a silent layer is a frozen picture;
 /// - **up only after** the layer arrived steadily for the selector's `resumeHold` (4 s, more
 ///   after failed raises) **and** outside the cool-down of the subscription's last switch:
 ///   a publisher whose uplink flaps every 3 s resumes and pauses its top layer every 3 s;
@@ -26,9 +27,25 @@ extension Router {
     /// and one keyframe interval of jitter (≤ 300 ms on loaded hosts) stays well inside it.
     static let layerSilence: Int64 = 1_000_000
 
-    /// A packet of `stream` arrived within the silence window.
+    /// 500 ms without a new packet on a layer while a lower layer of the same track keeps
+    /// arriving (last packet within `layerFreshness`): the publisher stopped that layer.
+    /// A path stall or a loaded host delays all layers alike (they share one transport and
+    /// one socket), so the lower layer's freshness tells a paused layer from jitter; this
+    /// halves the freeze after Chromium pauses the layer a subscriber is on.
+    static let layerStall: Int64 = 500_000
+
+    /// A new packet of `stream` arrived within the silence window.
     func layerArriving(_ stream: InboundStream, now: Int64) -> Bool {
         stream.hot.lastArrival.map { now - $0 <= Self.layerSilence } ?? false
+    }
+
+    /// Arriving, and not stalled while a lower layer of `track` is fresh.
+    func layerArriving(_ layer: Int, of track: PublishedTrack, now: Int64) -> Bool {
+        let stream = track.streams[layer]
+        guard let last = stream.hot.lastArrival, now - last <= Self.layerSilence else { return false }
+        guard now - last > Self.layerStall else { return true }
+        let lowerFresh = track.streams.prefix(layer).contains { $0.hot.lastArrival.map { now - $0 <= Self.layerFreshness } ?? false }
+        return !lowerFresh
     }
 
     /// 300 ms: a returned layer counts as steady only while its last packet is this recent.
@@ -40,8 +57,9 @@ extension Router {
 
     /// A layer a subscriber may be raised to: arriving, and either never stopped (its first
     /// run) or arriving again steadily — last packet within `layerFreshness` — for `hold`.
-    func layerUsable(_ stream: InboundStream, hold: Int64, now: Int64) -> Bool {
-        guard layerArriving(stream, now: now) else { return false }
+    func layerUsable(_ layer: Int, of track: PublishedTrack, hold: Int64, now: Int64) -> Bool {
+        guard layerArriving(layer, of: track, now: now) else { return false }
+        let stream = track.streams[layer]
         guard stream.hot.resumptions > 0 else { return true }
         guard let last = stream.hot.lastArrival, let since = stream.hot.liveSince, now - last <= Self.layerFreshness else { return false }
         return last - since >= hold
@@ -53,8 +71,8 @@ extension Router {
             for track in publisher.published.values where track.kind == .video && track.streams.count > 1 {
                 var arriving: [Bool] = []
                 var settled = false   // some layer has been arriving for a full silence window
-                for stream in track.streams {
-                    let live = layerArriving(stream, now: now)
+                for (layer, stream) in track.streams.enumerated() {
+                    let live = layerArriving(layer, of: track, now: now)
                     arriving.append(live)
                     if live, let first = stream.hot.firstArrival, now - first >= Self.layerSilence { settled = true }
                 }
@@ -71,7 +89,7 @@ extension Router {
         let wanted = min(max(slot.wantedLayer, 0), arriving.count - 1)
         let target = slot.targetLayer
         let hold = subscription.layers.selector.resumeHold
-        func usable(_ layer: Int) -> Bool { layerUsable(track.streams[layer], hold: hold, now: now) }
+        func usable(_ layer: Int) -> Bool { arriving[layer] && layerUsable(layer, of: track, hold: hold, now: now) }
         let layer: Int
         let lost: Bool
         if target > wanted || !arriving[target] {
