@@ -82,11 +82,13 @@ final class FlappingSimulcastTests: ImpairedRoomCase {
         }
         // Warm-up: every subscriber on the top layer (its downlink estimate ramps first).
         var warm: [String: (current: Int, target: Int)] = [:]
+        let warmStart = Date()
         let reachedTop = try pump(members, timeout: 40) {
             warm = (try? layers(server, publisher: alice.key)) ?? [:]
             return subscribers.allSatisfy { warm[$0.key]?.current == 2 }
         }
         XCTAssertTrue(reachedTop, "subscribers on the top layer before the flapping: \(warm)")
+        print("top layer reached \(String(format: "%.1f", Date().timeIntervalSince(warmStart))) s after the media was up")
 
         // Flap: down (cap, then pause 300 ms later) / up (lift, then resume 500 ms later) every 3 s.
         let start = Date()
@@ -137,6 +139,9 @@ final class FlappingSimulcastTests: ImpairedRoomCase {
         let uplinkDropped = log.filter { $0.direction == .uplink && $0.action.isDropped }.count
         print("relay uplink: \(log.filter { $0.direction == .uplink }.count) datagrams, \(uplinkDropped) dropped by the flapping cap")
         XCTAssertGreaterThan(uplinkDropped, 0, "the cap did bite before the top layer paused (the loss side of the flap)")
+        let sender = alice.peer.report(analyzingTones: false)
+        print("alice: \(sender.sentVideoPackets) video packets, skipped ticks \(sender.skippedFrames), send failures \(sender.sendFailures), keyframe requests \(sender.repair.keyframeRequestsReceived)")
+        XCTAssertEqual(alice.peer.simulcastSSRCs.count, 3)
 
         for subscriber in subscribers {
             let trace = samples[subscriber.key] ?? []
