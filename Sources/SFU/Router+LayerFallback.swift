@@ -34,12 +34,8 @@ extension Router {
     /// halves the freeze after Chromium pauses the layer a subscriber is on.
     static let layerStall: Int64 = 500_000
 
-    /// A new packet of `stream` arrived within the silence window.
-    func layerArriving(_ stream: InboundStream, now: Int64) -> Bool {
-        stream.hot.lastArrival.map { now - $0 <= Self.layerSilence } ?? false
-    }
-
-    /// Arriving, and not stalled while a lower layer of `track` is fresh.
+    /// A new packet of layer `layer` arrived within the silence window, and the layer is not
+    /// stalled (`layerStall`) while a lower layer of `track` is fresh.
     func layerArriving(_ layer: Int, of track: PublishedTrack, now: Int64) -> Bool {
         let stream = track.streams[layer]
         guard let last = stream.hot.lastArrival, now - last <= Self.layerSilence else { return false }
