@@ -24,6 +24,8 @@ final class MediaSender {
     private var tone: ToneGenerator
     private let encoder: OpusAudioEncoder
     private var video: VP8Synthesizer?
+    /// Simulcast layers of the video track (instead of `video`), when it has several SSRCs.
+    private(set) var simulcast: SimulcastVideoSource?
     private var audioTimestamp = UInt32.random(in: 0...UInt32.max)
     private var videoTimestamp = UInt32.random(in: 0...UInt32.max)
     private var sequenceNumbers: [UInt32: UInt16] = [:]
@@ -38,7 +40,8 @@ final class MediaSender {
     /// last RTP timestamp with its send time (monotonic µs).
     private(set) var sent: [UInt32: (packets: UInt32, octets: UInt32, timestamp: UInt32, at: Int64, clockRate: UInt32)] = [:]
 
-    init(tracks: [PeerTrack], frequency: Double, bitrate: Int32, keyframeInterval: Int, start: Int64, gain: Double = 1) throws(PeerError) {
+    init(tracks: [PeerTrack], frequency: Double, bitrate: Int32, keyframeInterval: Int, start: Int64, gain: Double = 1,
+         simulcastLadder: [SimulcastLayer] = []) throws(PeerError) {
         try Self.validate(gain: gain)
         self.gain = gain
         audioTrack = tracks.first { $0.codec == .opus }
@@ -46,9 +49,13 @@ final class MediaSender {
         tone = try ToneGenerator(frequency: frequency)
         encoder = try OpusAudioEncoder(bitrate: bitrate)
         if let videoTrack {
-            video = try VP8Synthesizer(keyframeInterval: keyframeInterval, seed: UInt64(videoTrack.ssrc))
+            if videoTrack.mediaSSRCs.count > 1 {
+                simulcast = try SimulcastVideoSource(ssrcs: videoTrack.mediaSSRCs, ladder: simulcastLadder, keyframeInterval: keyframeInterval)
+            } else {
+                video = try VP8Synthesizer(keyframeInterval: keyframeInterval, seed: UInt64(videoTrack.ssrc))
+            }
         }
-        for track in tracks { sequenceNumbers[track.ssrc] = UInt16.random(in: 0...UInt16.max) }
+        for track in tracks { for ssrc in track.mediaSSRCs { sequenceNumbers[ssrc] = UInt16.random(in: 0...UInt16.max) } }
         nextTick = start
     }
 
@@ -76,7 +83,18 @@ final class MediaSender {
                 firstAudio = false
                 audioTimestamp &+= UInt32(encoder.samplesPerFrame)
             }
-            if let videoTrack, tick % UInt64(SyntheticPeer.audioTicksPerVideoFrame) == 0, var synth = video {
+            if let videoTrack, tick % UInt64(SyntheticPeer.audioTicksPerVideoFrame) == 0, var source = simulcast {
+                // One capture instant for all layers: the same RTP timestamp on each SSRC.
+                for frame in source.nextFrames() {
+                    for (index, payload) in frame.payloads.enumerated() {
+                        out.append(Outgoing(mid: videoTrack.mid, codec: .vp8, ssrc: frame.ssrc,
+                                            marker: index == frame.payloads.count - 1, timestamp: videoTimestamp,
+                                            payload: payload, keyframe: frame.keyframe))
+                    }
+                }
+                simulcast = source
+                videoTimestamp &+= SyntheticPeer.videoTimestampStep
+            } else if let videoTrack, tick % UInt64(SyntheticPeer.audioTicksPerVideoFrame) == 0, var synth = video {
                 let frame = synth.nextFramePayloads()
                 video = synth
                 for (index, payload) in frame.payloads.enumerated() {
@@ -90,6 +108,16 @@ final class MediaSender {
             nextTick += frame
         }
         return out
+    }
+
+    /// PLI/FIR for a simulcast layer's SSRC: its next frame is a keyframe (false: not one).
+    @discardableResult
+    func requestKeyframe(ssrc: UInt32) -> Bool { simulcast?.requestKeyframe(ssrc: ssrc) ?? false }
+
+    /// Pauses or resumes simulcast layer `layer` (0 = lowest).
+    func setSimulcastLayer(_ layer: Int, paused: Bool) throws(PeerError) {
+        guard simulcast != nil else { throw .invalidState("no simulcast video") }
+        try simulcast?.setPaused(paused, layer: layer)
     }
 
     /// Changes the tone's loudness from the next frame on (0 = silence).

@@ -95,9 +95,13 @@ public enum PeerSDP {
             let midID = extensions.first { $0.knownURI == .mid }?.id
             // RFC 8285 §7: an offered extension is answered with the offer's id.
             let audioLevelID = codec == .opus ? extensions.first { $0.knownURI == .audioLevel }?.id : nil
-            let answered = track.map { PeerTrack(mid: mid, codec: codec, ssrc: $0.ssrc, streamID: $0.streamID,
-                                                 trackID: $0.trackID, cname: $0.cname,
-                                                 rtxSSRC: rtxPayloadType == nil ? nil : $0.rtxSSRC) }
+            let answered = track.map { original -> PeerTrack in
+                var answered = PeerTrack(mid: mid, codec: codec, ssrc: original.ssrc, streamID: original.streamID,
+                                         trackID: original.trackID, cname: original.cname,
+                                         rtxSSRC: rtxPayloadType == nil ? nil : original.rtxSSRC)
+                answered.simulcastSSRCs = codec == .vp8 ? original.simulcastSSRCs : []  // keep the layers on renegotiation
+                return answered
+            }
             media.append(section(for: answered, mid: mid, codec: codec, transport: transport, setup: setup,
                                  direction: direction, payloadType: payloadType, midExtensionID: midID,
                                  audioLevelExtensionID: audioLevelID, rtxPayloadType: rtxPayloadType))
@@ -176,7 +180,10 @@ public enum PeerSDP {
             // RFC 5576 §4.2 / RFC 4588 §8.7: the RTX SSRC is paired with the media SSRC by FID.
             let rtx = track.rtxSSRC.flatMap { rtxPayloadType == nil ? nil : $0 }
             if let rtx { a.append(SDPAttribute("ssrc-group", "FID \(track.ssrc) \(rtx)")) }
-            for ssrc in [track.ssrc] + (rtx.map { [$0] } ?? []) {
+            // RFC 5576 §4.2 SIM group (Chromium's SDP-munged simulcast): layers lowest first.
+            let layers = track.mediaSSRCs
+            if layers.count > 1 { a.append(SDPAttribute("ssrc-group", "SIM " + layers.map(String.init).joined(separator: " "))) }
+            for ssrc in layers + (rtx.map { [$0] } ?? []) {
                 a.append(SDPAttribute("ssrc", "\(ssrc) cname:\(SDPToken.escape(track.cname))"))
                 a.append(SDPAttribute("ssrc", "\(ssrc) msid:\(SDPToken.escape(track.streamID)) \(SDPToken.escape(track.trackID))"))
             }

@@ -25,6 +25,12 @@ public struct PeerTrack: Sendable, Equatable {
     public var cname: String
     /// Video only: the RTX (RFC 4588) SSRC paired with `ssrc` by `a=ssrc-group:FID`; nil = no RTX.
     public var rtxSSRC: UInt32?
+    /// Video only: one SSRC per simulcast layer, lowest first (`ssrc` is the first), written
+    /// as `a=ssrc-group:SIM`; empty = no simulcast.
+    public var simulcastSSRCs: [UInt32] = []
+
+    /// Every SSRC this track sends media on (the simulcast layers, else `ssrc`).
+    public var mediaSSRCs: [UInt32] { simulcastSSRCs.count > 1 ? simulcastSSRCs : [ssrc] }
 
     /// RTX payload type offered with VP8 (Chromium's number: `a=rtpmap:97 rtx/90000`, apt=96).
     public static let rtxPayloadType: UInt8 = 97

@@ -30,13 +30,13 @@ extension SyntheticPeer {
         var packets: [RTCPPacket] = []
         var chunks: [RTCPSourceDescription.Chunk] = []
         let cname = Array((tracks.first?.cname ?? configuration.name).utf8.prefix(255))
-        for track in tracks {
-            guard let sender, let entry = sender.sent[track.ssrc],
-                  let rtpTimestamp = sender.rtpTimestamp(for: track.ssrc, nowMicroseconds: nowMicros) else { continue }
+        for ssrc in tracks.flatMap(\.mediaSSRCs) {  // every simulcast layer is its own RTP stream
+            guard let sender, let entry = sender.sent[ssrc],
+                  let rtpTimestamp = sender.rtpTimestamp(for: ssrc, nowMicroseconds: nowMicros) else { continue }
             packets.append(.senderReport(RTCPSenderReport(
-                ssrc: track.ssrc, ntpTimestamp: ntp, rtpTimestamp: rtpTimestamp, packetCount: entry.packets,
+                ssrc: ssrc, ntpTimestamp: ntp, rtpTimestamp: rtpTimestamp, packetCount: entry.packets,
                 octetCount: entry.octets, reportBlocks: packets.isEmpty ? blocks : [])))
-            chunks.append(.init(ssrc: track.ssrc, items: [.init(type: 1, value: cname)]))
+            chunks.append(.init(ssrc: ssrc, items: [.init(type: 1, value: cname)]))
         }
         if packets.isEmpty {
             guard !blocks.isEmpty else { return }
@@ -61,7 +61,7 @@ extension SyntheticPeer {
         }
         counters.rtcpPackets += 1
         let nowMicros = EventLoop.monotonicMicroseconds()
-        let ours = Set(tracks.map(\.ssrc) + [receiveOnlySSRC])
+        let ours = Set(tracks.flatMap(\.mediaSSRCs) + [receiveOnlySSRC])
         var blocks: [RTCPReportBlock] = []
         for packet in packets {
             switch packet {

@@ -98,7 +98,7 @@ extension SyntheticPeer {
 
     /// Feedback about our own streams (NACK, PLI, FIR); false for other packet types.
     func handleSenderFeedback(_ packet: RTCPPacket) -> Bool {
-        let ours = Set(tracks.map(\.ssrc))
+        let ours = Set(tracks.flatMap(\.mediaSSRCs))
         switch packet {
         case .nack(let nack):
             guard ours.contains(nack.mediaSSRC) else { repair.counters.unknownFeedbackSSRC += 1; return true }
@@ -108,10 +108,12 @@ extension SyntheticPeer {
             return true
         case .pictureLossIndication(let pli):
             if ours.contains(pli.mediaSSRC) { repair.counters.keyframeRequestsReceived += 1 } else { repair.counters.unknownFeedbackSSRC += 1 }
+            sender?.requestKeyframe(ssrc: pli.mediaSSRC)  // simulcast layers answer with a keyframe
             return true
         case .fullIntraRequest(let fir):
             for entry in fir.entries {
                 if ours.contains(entry.ssrc) { repair.counters.keyframeRequestsReceived += 1 } else { repair.counters.unknownFeedbackSSRC += 1 }
+                sender?.requestKeyframe(ssrc: entry.ssrc)
             }
             return true
         default:

@@ -54,6 +54,11 @@ public final class SyntheticPeer: @unchecked Sendable {
         /// Send to 127.0.0.1:relayPort instead of the remote's candidates (an impairment relay
         /// forwarding to them; NetEmu's `ImpairmentRelay`).
         public var relayPort: UInt16?
+        /// Video as SSRC simulcast (`a=ssrc-group:SIM`) in these layers, lowest first (2–3;
+        /// e.g. `SimulcastLayer.chromiumLadder`); empty = one stream. Simulcast video offers
+        /// no RTX. Each layer answers PLI/FIR with a keyframe; `setSimulcastLayer(_:paused:)`
+        /// pauses one as Chromium does under a low send estimate.
+        public var simulcastLayers: [SimulcastLayer] = []
 
         public init(name: String, audioFrequency: Double = 440, sendAudio: Bool = true, sendVideo: Bool = false,
                     videoKeyframeInterval: Int = 50, opusBitrate: Int32 = OpusAudioEncoder.defaultBitrate,
@@ -144,9 +149,20 @@ public final class SyntheticPeer: @unchecked Sendable {
                                     streamID: configuration.name, trackID: "audio", cname: cname))
         }
         if configuration.sendVideo {
-            tracks.append(PeerTrack(mid: String(tracks.count), codec: .vp8, ssrc: UInt32.random(in: 1...UInt32.max),
-                                    streamID: configuration.name, trackID: "video", cname: cname,
-                                    rtxSSRC: configuration.offerRTX ? UInt32.random(in: 1...UInt32.max) : nil))
+            let simulcast = configuration.simulcastLayers.count
+            guard simulcast <= 3 else { throw .invalidParameter("\(simulcast) simulcast layers (at most 3)") }
+            var video = PeerTrack(mid: String(tracks.count), codec: .vp8, ssrc: UInt32.random(in: 1...UInt32.max),
+                                  streamID: configuration.name, trackID: "video", cname: cname,
+                                  rtxSSRC: configuration.offerRTX && simulcast < 2 ? UInt32.random(in: 1...UInt32.max) : nil)
+            if simulcast > 1 {
+                var ssrcs = [video.ssrc]
+                while ssrcs.count < simulcast {
+                    let ssrc = UInt32.random(in: 1...UInt32.max)
+                    if !ssrcs.contains(ssrc) { ssrcs.append(ssrc) }
+                }
+                video.simulcastSSRCs = ssrcs
+            }
+            tracks.append(video)
         }
         self.tracks = tracks
         let context = loop.glibContext
@@ -252,7 +268,8 @@ public final class SyntheticPeer: @unchecked Sendable {
                 sender = try MediaSender(tracks: tracks, frequency: configuration.audioFrequency,
                                          bitrate: configuration.opusBitrate,
                                          keyframeInterval: configuration.videoKeyframeInterval,
-                                         start: EventLoop.monotonicMilliseconds(), gain: configuration.audioGain)
+                                         start: EventLoop.monotonicMilliseconds(), gain: configuration.audioGain,
+                                         simulcastLadder: configuration.simulcastLayers)
                 scheduleSendTick()
                 return nil
             } catch { return error }

@@ -18,6 +18,8 @@ public struct VP8Synthesizer: Sendable {
     public private(set) var pictureID: UInt16
     public private(set) var frameIndex = 0
     private var random: UInt64
+    /// A keyframe was asked for (PLI/FIR): the next frame is one.
+    private var keyframeRequested = false
 
     public static let defaultMaxPayloadBytes = 1100
 
@@ -39,8 +41,12 @@ public struct VP8Synthesizer: Sendable {
     }
 
     /// One frame's RTP payloads in order; the last one gets the RTP marker bit.
+    /// Makes the next frame a keyframe (as an encoder does on PLI/FIR, RFC 4585 §6.3.1).
+    public mutating func requestKeyframe() { keyframeRequested = true }
+
     public mutating func nextFramePayloads() -> (keyframe: Bool, payloads: [[UInt8]]) {
-        let keyframe = frameIndex % keyframeInterval == 0
+        let keyframe = frameIndex % keyframeInterval == 0 || keyframeRequested
+        keyframeRequested = false
         let frame = makeFrame(keyframe: keyframe)
         let chunk = maxPayloadBytes - VP8PayloadDescriptor.encodedLength
         var payloads: [[UInt8]] = []

@@ -12,6 +12,10 @@
 ///   (`available < 0.7 × current bitrate`) or video must pause;
 /// - **pause** (target `nil`) when even the lowest layer does not fit — before audio suffers;
 /// - a lowered `maxLayer` or a layer that stopped arriving switches at once;
+/// - a layer that **stopped and came back** counts as available again only after arriving
+///   steadily for `resumeHold` (doubled after each raise it did not survive); the router
+///   applies this to its own liveness switches too (Router+LayerFallback.swift), and those
+///   switches count against the same cool-down (`recordSwitch`);
 /// - **probe**: when a higher layer is allowed but does not fit yet, ask for a probe
 ///   (`wantsProbe`, `probeBps`) at most every 5 s, so the estimator can find the headroom
 ///   (the send-side estimate cannot grow past 1.5 × what is actually sent).
@@ -43,6 +47,18 @@ public struct LayerSelector: Sendable {
         /// about 5 % low (libwebrtc keeps 95 % of the receive rate), so aiming exactly at the
         /// need would never show the headroom.
         public var probeOvershoot = 1.2
+        /// 4 s of steady arrival before a layer that had stopped counts as available again:
+        /// longer than the on-phase of a publisher uplink flapping every 3 s (Chromium resumes
+        /// its top layer when its estimate recovers and pauses it when it drops), so such a
+        /// flap never lures a subscriber up only to force it down again a moment later; equal
+        /// to the cool-down, so a steady return costs no more than one cool-down of waiting.
+        public var resumeHold: Int64 = 4_000_000
+        /// A layer raised to after a loss that stops again within 8 s (two cool-downs) was a failed raise: the
+        /// hold doubles, up to 32 s (exponential backoff as libwebrtc's probe and keyframe
+        /// request backoffs), so a slower flap (on-phase longer than the hold) also stops
+        /// switching after one failed raise. A raise that lasts resets the hold.
+        public var failedRaiseWindow: Int64 = 8_000_000
+        public var maxResumeHold: Int64 = 32_000_000
 
         public init() {}
     }
@@ -62,6 +78,8 @@ public struct LayerSelector: Sendable {
         case maxLayer
         /// The targeted layer stopped arriving from the publisher (or none is active).
         case layerInactive
+        /// A layer that had stopped arrives steadily again (`resumeHold`): back up to it.
+        case layerResumed
         /// Nothing changed.
         case unchanged
     }
@@ -81,7 +99,15 @@ public struct LayerSelector: Sendable {
     public let config: Config
     public private(set) var target: Int?
     private var decided = false
-    private var lastSwitch: Int64?
+    /// Time of the last switch — the selector's own and the router's liveness switches
+    /// (`recordSwitch`): one cool-down budget for both.
+    public private(set) var lastSwitch: Int64?
+    /// Current hold before a returned layer counts again (`Config.resumeHold`, doubled after
+    /// failed raises).
+    public private(set) var resumeHold: Int64
+    /// Time of the last switch to a higher layer after a loss, and of the last loss.
+    private var lastRaise: Int64?
+    private var lastLoss: Int64?
     private var upgradeSince: Int64?
     private var downgradeSince: Int64?
     private var lastProbe: Int64?
@@ -90,6 +116,32 @@ public struct LayerSelector: Sendable {
 
     public init(config: Config = Config()) {
         self.config = config
+        resumeHold = config.resumeHold
+    }
+
+    /// True while a switch at `now` would fall within the cool-down of the last one.
+    public func inCoolDown(now: Int64) -> Bool {
+        lastSwitch.map { now - $0 < config.coolDown } ?? false
+    }
+
+    /// Books a switch the router made without the selector (layer liveness): it starts the
+    /// cool-down like the selector's own. `from`/`to` are layers (nil: none); `layerLost`
+    /// marks a forced move off a layer that stopped arriving — within `failedRaiseWindow` of
+    /// a raise that followed an earlier loss it doubles `resumeHold`, after a lasting such
+    /// raise it resets it.
+    public mutating func recordSwitch(from old: Int?, to new: Int?, layerLost: Bool, now: Int64) {
+        lastSwitch = now
+        if layerLost {
+            if let raised = lastRaise {
+                // Judged once per raise (the router and the selector may both book one loss).
+                resumeHold = now - raised < config.failedRaiseWindow ? min(resumeHold * 2, config.maxResumeHold) : config.resumeHold
+                lastRaise = nil
+            }
+            lastLoss = now
+        }
+        // Only a raise after a loss can be a failed one: a first loss after the bandwidth
+        // ramp-up is no sign of flapping.
+        if let new, let old, new > old, lastLoss != nil { lastRaise = now }
     }
 
     /// - Parameters:
@@ -97,7 +149,11 @@ public struct LayerSelector: Sendable {
     ///   - audioBps: reserved for audio (the sum of its audio subscriptions' rates).
     ///   - layerBitrates: measured rate per layer, lowest first; 0 = not arriving.
     ///   - maxLayer: the largest layer index the subscriber asked for.
-    public mutating func update(estimateBps: UInt64, audioBps: UInt64, layerBitrates: [UInt64], maxLayer: Int, now: Int64) -> Decision {
+    ///   - probeBitrates: rates of the layers worth probing for, when wider than
+    ///     `layerBitrates` (the router adds a returned layer still inside its resume hold, so
+    ///     the estimate is ready when the hold ends); nil = `layerBitrates`.
+    public mutating func update(estimateBps: UInt64, audioBps: UInt64, layerBitrates: [UInt64], maxLayer: Int, now: Int64,
+                                probeBitrates: [UInt64]? = nil) -> Decision {
         let available = Double(estimateBps > audioBps ? estimateBps - audioBps : 0)
         let cap = min(maxLayer, layerBitrates.count - 1)
         let active = cap >= 0 ? (0...cap).filter { layerBitrates[$0] > 0 } : []
@@ -122,7 +178,7 @@ public struct LayerSelector: Sendable {
             let replacement = active.last { $0 < current && available >= rate($0) } ?? active.first
             return change(to: replacement, reason: .layerInactive, now: now)
         }
-        let inCoolDown = lastSwitch.map { now - $0 < config.coolDown } ?? false
+        let inCoolDown = inCoolDown(now: now)
 
         // Downgrade / pause.
         if let current = target, available < rate(current) {
@@ -147,12 +203,13 @@ public struct LayerSelector: Sendable {
         upgradeSince = nil
 
         // A higher layer is allowed but does not fit with headroom: ask for a probe.
-        let next = active.first { $0 > (target ?? -1) }
+        let probeRates = probeBitrates.flatMap { $0.count == layerBitrates.count ? $0 : nil } ?? layerBitrates
+        let next = (0...cap).first { $0 > (target ?? -1) && probeRates[$0] > 0 }
         if let next, !inCoolDown, lastProbe.map({ now - $0 >= config.probeInterval }) ?? true {
             lastProbe = now
             var decision = keep()
             decision.wantsProbe = true
-            decision.probeBps = UInt64(config.probeOvershoot * config.upgradeHeadroom * rate(next)) + audioBps
+            decision.probeBps = UInt64(config.probeOvershoot * config.upgradeHeadroom * Double(probeRates[next])) + audioBps
             return decision
         }
         return keep()
@@ -164,11 +221,12 @@ public struct LayerSelector: Sendable {
 
     private mutating func change(to layer: Int?, reason: Reason, now: Int64) -> Decision {
         let changed = layer != target
+        let old = target
         target = layer
         upgradeSince = nil
         downgradeSince = nil
         if changed || reason == .initial {
-            lastSwitch = now
+            recordSwitch(from: old, to: layer, layerLost: changed && reason == .layerInactive, now: now)
             if changed { switches += 1 }
         }
         return Decision(target: layer, reason: changed || reason == .initial ? reason : .unchanged, changed: changed, wantsProbe: false, probeBps: nil)

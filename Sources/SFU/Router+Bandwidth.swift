@@ -134,8 +134,24 @@ extension Router {
                 if let slot = subscription.slot, slot.targetLayer > cap { retarget(subscription, to: cap, reason: .maxLayer, now: now) }
                 continue
             }
-            let rates = subscription.track.streams.map { $0.meter.bitrate(now: now) }
-            let decision = subscription.layers.selector.update(estimateBps: estimate, audioBps: reserved, layerBitrates: rates, maxLayer: cap, now: now)
+            // Staying on a layer (or going down to one) needs it arriving; going up to one that
+            // had stopped needs it back for the hold (Router+LayerFallback.swift): the bandwidth
+            // path cannot chase a flapping layer either. 0 = not available.
+            let hold = subscription.layers.selector.resumeHold
+            let selected = subscription.layers.selector.target ?? -1
+            let rates = subscription.track.streams.enumerated().map { layer, stream -> UInt64 in
+                let available = layer <= selected ? layerArriving(layer, of: subscription.track, now: now) : layerUsable(layer, of: subscription.track, hold: hold, now: now)
+                return available ? stream.meter.bitrate(now: now) : 0
+            }
+            // …but probe for it during the hold once its rate is measurable (arriving a meter
+            // window), so the estimate is ready when the hold ends.
+            let probeRates = subscription.track.streams.enumerated().map { layer, stream -> UInt64 in
+                guard rates[layer] == 0, layerArriving(layer, of: subscription.track, now: now) else { return rates[layer] }
+                guard let since = stream.hot.liveSince, now - since >= stream.meter.window else { return 0 }
+                return stream.meter.bitrate(now: now)
+            }
+            let decision = subscription.layers.selector.update(estimateBps: estimate, audioBps: reserved, layerBitrates: rates, maxLayer: cap, now: now,
+                                                               probeBitrates: probeRates)
             if decision.changed {
                 if let layer = decision.target {
                     retarget(subscription, to: layer, reason: decision.reason, now: now)

@@ -25,14 +25,37 @@ struct StreamHotState {
     /// Arrival of the first and the latest packet (layer liveness, Router+LayerFallback).
     var firstArrival: Int64?
     var lastArrival: Int64?
+    /// Start of the current unbroken run of arrivals (no gap over `Router.layerStall`), and
+    /// how many runs began after such a gap (0: the layer never stopped).
+    var liveSince: Int64?
+    var resumptions: UInt32 = 0
+    /// Highest sequence number seen: only packets beyond it advance `lastArrival`, so NACKed
+    /// originals resent after the publisher paused a layer do not keep it looking alive.
+    var liveSequence: UInt16 = 0
 
     @inline(__always)
     mutating func record(seq: UInt16, timestamp: UInt32, now: Int64, clockRate: UInt32, length: Int, isKeyframe: Bool) {
         reception.record(seq: seq, rtpTimestamp: timestamp, arrival: now, clockRate: Int(clockRate))
         packets &+= 1
         bytes &+= UInt64(length)
-        if firstArrival == nil { firstArrival = now }
-        lastArrival = now
+        if let last = lastArrival {
+            // Newer within half the sequence space (RFC 3550 §A.1 style), or anything after a
+            // full silence window (a publisher that restarted its numbering).
+            let ahead = seq &- liveSequence
+            if (ahead != 0 && ahead < 0x8000) || now - last > Router.layerSilence {
+                if now - last > Router.layerStall {
+                    liveSince = now
+                    resumptions &+= 1
+                }
+                liveSequence = seq
+                lastArrival = now
+            }
+        } else {
+            firstArrival = now
+            liveSince = now
+            liveSequence = seq
+            lastArrival = now
+        }
         if isKeyframe { keyframes &+= 1 }
         if !anchorFromSenderReport { rtpAnchor = (timestamp, now) }
     }

@@ -179,3 +179,55 @@ final class BitrateMeterTests: XCTestCase {
         XCTAssertEqual(Double(meter.bitrate(now: t)), 250_000, accuracy: 50_000)
     }
 }
+
+/// The cool-down budget shared with the router's liveness switches, and the resume hold's backoff.
+final class LayerSelectorSharedBudgetTests: XCTestCase {
+    func testLivenessSwitchesStartTheCoolDownAndFailedRaisesDoubleTheHold() {
+        var first = LayerSelector()
+        first.recordSwitch(from: 1, to: 2, layerLost: false, now: 0)
+        first.recordSwitch(from: 2, to: 1, layerLost: true, now: 1_000_000)
+        XCTAssertEqual(first.resumeHold, first.config.resumeHold, "a first loss after a bandwidth raise is no sign of flapping")
+        var selector = LayerSelector()
+        let config = selector.config
+        XCTAssertFalse(selector.inCoolDown(now: 0))
+        selector.recordSwitch(from: 2, to: 1, layerLost: true, now: 1_000_000)
+        XCTAssertTrue(selector.inCoolDown(now: 1_000_000 + config.coolDown - 1))
+        XCTAssertFalse(selector.inCoolDown(now: 1_000_000 + config.coolDown))
+        XCTAssertEqual(selector.resumeHold, config.resumeHold, "a loss without an earlier raise keeps the hold")
+        // Raised at 6 s, lost again at 8 s: a failed raise.
+        selector.recordSwitch(from: 1, to: 2, layerLost: false, now: 6_000_000)
+        selector.recordSwitch(from: 2, to: 1, layerLost: true, now: 8_000_000)
+        XCTAssertEqual(selector.resumeHold, 2 * config.resumeHold)
+        selector.recordSwitch(from: 2, to: 1, layerLost: true, now: 8_100_000)
+        XCTAssertEqual(selector.resumeHold, 2 * config.resumeHold, "the same loss booked twice is judged once")
+        for step in 0..<6 {
+            let t = Int64(20_000_000 + step * 1_000_000)
+            selector.recordSwitch(from: 1, to: 2, layerLost: false, now: t)
+            selector.recordSwitch(from: 2, to: 1, layerLost: true, now: t + 500_000)
+        }
+        XCTAssertEqual(selector.resumeHold, config.maxResumeHold, "bounded")
+        // A raise that lasts resets it.
+        selector.recordSwitch(from: 1, to: 2, layerLost: false, now: 40_000_000)
+        selector.recordSwitch(from: 2, to: 1, layerLost: true, now: 40_000_000 + config.failedRaiseWindow)
+        XCTAssertEqual(selector.resumeHold, config.resumeHold)
+    }
+
+    func testSelectorSwitchesCountAgainstTheSameBudget() {
+        var selector = LayerSelector()
+        let layers: [UInt64] = [150_000, 500_000, 1_500_000]
+        _ = selector.update(estimateBps: 3_000_000, audioBps: 0, layerBitrates: layers, maxLayer: 2, now: 0)
+        XCTAssertEqual(selector.lastSwitch, 0)
+        let lost = selector.update(estimateBps: 3_000_000, audioBps: 0, layerBitrates: [150_000, 500_000, 0], maxLayer: 2, now: 10_000_000)
+        XCTAssertEqual(lost.reason, .layerInactive)
+        XCTAssertEqual(selector.lastSwitch, 10_000_000)
+        // Liveness moved it meanwhile (booked): the selector's upgrade waits for that cool-down.
+        selector.recordSwitch(from: 1, to: 0, layerLost: true, now: 12_000_000)
+        var now: Int64 = 12_000_000
+        var upgradedAt: Int64?
+        while now < 20_000_000, upgradedAt == nil {
+            now += 200_000
+            if selector.update(estimateBps: 3_000_000, audioBps: 0, layerBitrates: layers, maxLayer: 2, now: now).changed { upgradedAt = now }
+        }
+        XCTAssertEqual(upgradedAt, 12_000_000 + selector.config.coolDown)
+    }
+}

@@ -84,16 +84,31 @@ final class RidSimulcastTests: XCTestCase {
         _ = try frame(0x10, vp8Delta, at: now)
         _ = router.tick(now: now, ntp: NTPTime(raw: 0))
         XCTAssertEqual(try layers().1, 0)
+        let droppedAt = now
         XCTAssertEqual(try frame(0x10, vp8Delta, at: now + 1), 0, "switch waits for a keyframe")
         XCTAssertEqual(try frame(0x10, vp8Keyframe, at: now + 2), 1)
         XCTAssertEqual(try layers().0, 0)
 
-        // Layer 2 starts: back up at its keyframe.
+        // Layer 2 starts (its first run: no resume hold), but the drop started the cool-down:
+        // back up when it ends, at layer 2's keyframe.
         now += 100_000
         _ = try frame(0x30, vp8Keyframe, at: now)
         _ = try frame(0x10, vp8Delta, at: now)
         _ = router.tick(now: now, ntp: NTPTime(raw: 0))
+        XCTAssertEqual(try layers().1, 0, "inside the cool-down of the drop")
+        let coolDown = LayerSelector.Config().coolDown
+        while now + 100_000 < droppedAt + coolDown {
+            now += 100_000
+            _ = try frame(0x30, vp8Delta, at: now)
+            _ = try frame(0x10, vp8Delta, at: now)
+            _ = router.tick(now: now, ntp: NTPTime(raw: 0))
+            XCTAssertEqual(try layers().1, 0, "still in the cool-down at \(now)")
+        }
+        now += 100_000
+        _ = try frame(0x10, vp8Delta, at: now)
+        _ = router.tick(now: now, ntp: NTPTime(raw: 0))
         XCTAssertEqual(try layers().1, 2)
+        XCTAssertEqual(router.downlinkStats(bob, now: now)?.video.first?.lastReason, "layerResumed")
         XCTAssertEqual(try frame(0x30, vp8Keyframe, at: now + 1), 1)
         XCTAssertEqual(try layers().0, 2)
 
