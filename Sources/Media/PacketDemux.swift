@@ -32,6 +32,7 @@ extension MediaLoop {
             onDTLS(self, session, bytes, now)
         case 128...191:
             guard let session = ice.session(for: source) else { stats.unknownPeerDrops &+= 1; return }
+            currentArrivalMicros = receiveBatch.arrivalMicros(at: index)
             if bytes.count >= 2, (192...223).contains(bytes[1]) {
                 onRTCP(self, session, bytes, now)
             } else {

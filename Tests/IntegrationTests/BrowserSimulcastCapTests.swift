@@ -41,6 +41,8 @@ final class BrowserSimulcastCapTests: BrowserSimulcastCase {
         let bob = try openClient(chromium, server, account: "bob", device: "phone", query: "?sfuCandidatePort=\(relay.port)")
         let carol = try openClient(chromium, server, account: "carol", device: "desk")
         try joinAll([alice, bob, carol], room: "capped", keys: [aliceKey, bobKey, carolKey])
+        let start = Date()
+        defer { print("cap trace (bob's downlink, s since join):\n" + trace.joined(separator: "\n")) }
         for page in [bob, carol] {
             try page.evaluate("document.getElementById('mute-video').click(); document.getElementById('mute-audio').click();")
         }
@@ -51,8 +53,8 @@ final class BrowserSimulcastCapTests: BrowserSimulcastCase {
             window.switchboard.stats().then(s => ['q','h','f'].every(rid =>
               s.outboundVideo.some(o => o.pc === 'room' && o.rid === rid && o.framesEncoded > 0 && o.frameHeight > 0)))
             """, timeout: 60)
-        try waitForLayer(alice, publisher: aliceKey, subscriber: bobKey, layer: 2, within: 30, "bob, uncapped")
-        try waitForLayer(alice, publisher: aliceKey, subscriber: carolKey, layer: 2, within: 30, "carol, uncapped")
+        try waitForLayer(alice, publisher: aliceKey, subscriber: bobKey, layer: 2, within: 30, "bob, uncapped", since: start)
+        try waitForLayer(alice, publisher: aliceKey, subscriber: carolKey, layer: 2, within: 30, "carol, uncapped", since: start)
         // Which resolution is which layer: below h's height is q, above it is f (robust to
         // Chromium scaling the capture down a step under CPU load).
         let sent = try outbound(alice)
@@ -68,11 +70,13 @@ final class BrowserSimulcastCapTests: BrowserSimulcastCase {
         var watch = FreezeWatch(start: try XCTUnwrap(try inbound(bob)[aliceKey]), now: Date())
         try relay.setImpairment(direction: .downlink, Impairment(rate: RateCap(bitsPerSecond: Self.capBitsPerSecond)))
         let capped = Date()
+        traceDownlink(try metrics(alice), since: start, "capped")
         var downAt: Double?
         var carolLeftHigh: [String] = []
         while Date().timeIntervalSince(capped) < Self.capHeld {
             Thread.sleep(forTimeInterval: Self.poll)
             let samples = try metrics(alice)
+            traceDownlink(samples, since: start)
             let bobVideo = try XCTUnwrap(try inbound(bob)[aliceKey])
             watch.observe(bobVideo, now: Date())
             let bobLayer = sfuSubscriberLayer(samples, publisher: aliceKey, subscriber: bobKey)
@@ -93,10 +97,12 @@ final class BrowserSimulcastCapTests: BrowserSimulcastCase {
         // Lift the cap: bob recovers the high layer.
         try relay.setImpairment(direction: .downlink, .none)
         let lifted = Date()
+        traceDownlink(try metrics(alice), since: start, "lifted")
         var upAt: Double?
         while Date().timeIntervalSince(lifted) < Self.recoveryWithin + 2 {
             Thread.sleep(forTimeInterval: Self.poll)
             let samples = try metrics(alice)
+            traceDownlink(samples, since: start)
             let bobVideo = try XCTUnwrap(try inbound(bob)[aliceKey])
             watch.observe(bobVideo, now: Date())
             let fGrew = fArriving.update(samples, self, publisher: aliceKey)
@@ -119,12 +125,26 @@ final class BrowserSimulcastCapTests: BrowserSimulcastCase {
             cappedCounters.droppedQueueFull, carolLeftHigh.count))
     }
 
+    /// Bob's downlink state once a second, printed at the end (why a switch came or did not).
+    var trace: [String] = []
+    private var lastTrace = Date.distantPast
+
+    func traceDownlink(_ samples: [Sample], since start: Date, _ note: String = "") {
+        guard Date().timeIntervalSince(lastTrace) >= 1 || !note.isEmpty else { return }
+        lastTrace = Date()
+        trace.append(String(format: "%5.1f ", Date().timeIntervalSince(start)) + downlinkTrace(samples, member: "bob/phone", publisher: "alice/laptop")
+            + (note.isEmpty ? "" : "  ← " + note))
+    }
+
     /// Waits until the SFU forwards `layer` of `publisher`'s video to `subscriber`.
-    func waitForLayer(_ page: ChromiumPage, publisher: String, subscriber: String, layer: Int, within: Double, _ what: String) throws {
+    func waitForLayer(_ page: ChromiumPage, publisher: String, subscriber: String, layer: Int, within: Double, _ what: String,
+                      since start: Date) throws {
         let deadline = Date(timeIntervalSinceNow: within)
         var last: (current: Int, target: Int)?
         while Date() < deadline {
-            last = sfuSubscriberLayer(try metrics(page), publisher: publisher, subscriber: subscriber)
+            let samples = try metrics(page)
+            traceDownlink(samples, since: start)
+            last = sfuSubscriberLayer(samples, publisher: publisher, subscriber: subscriber)
             if last?.current == layer { return }
             Thread.sleep(forTimeInterval: Self.poll)
         }
