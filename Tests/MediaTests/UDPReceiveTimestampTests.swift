@@ -14,8 +14,18 @@ final class UDPReceiveTimestampTests: XCTestCase {
         let sender = try UDPSocket(host: "127.0.0.1", port: 0)
         let receiver = try UDPSocket(host: "127.0.0.1", port: 0)
         XCTAssertTrue(UDPReceiveBatch.enableKernelTimestamps(on: receiver))
-        let before = monotonicMicros()
         let send = UDPSendBatch()
+        let receive = UDPReceiveBatch(capacity: 8)
+        var fd = pollfd(fd: receiver.fileDescriptor, events: Int16(POLLIN), revents: 0)
+        // The first socket to ask for timestamps turns on the kernel's timestamping from a
+        // deferred work item (net_enable_timestamp); a datagram arriving before that is
+        // stamped when it is read. One warm-up datagram and 50 ms let it settle.
+        [UInt8]([0x80, 0x60, 0, 0xFF]).withUnsafeBytes { _ = send.enqueue($0, to: receiver.localAddress, on: sender) }
+        XCTAssertEqual(send.flush(on: sender).sent, 1)
+        usleep(50_000)
+        _ = poll(&fd, 1, 1_000)
+        XCTAssertEqual(receive.receive(from: receiver), 1)
+        let before = monotonicMicros()
         for index in 0..<5 {
             [UInt8]([0x80, 0x60, 0, UInt8(index)]).withUnsafeBytes {
                 XCTAssertEqual(send.enqueue($0, to: receiver.localAddress, on: sender), .queued)
@@ -23,8 +33,6 @@ final class UDPReceiveTimestampTests: XCTestCase {
             XCTAssertEqual(send.flush(on: sender).sent, 1)
             usleep(20_000)
         }
-        let receive = UDPReceiveBatch(capacity: 8)
-        var fd = pollfd(fd: receiver.fileDescriptor, events: Int16(POLLIN), revents: 0)
         var order: [UInt8] = []
         var arrivals: [Int64?] = []
         let deadline = Date().addingTimeInterval(5)
