@@ -38,7 +38,13 @@ extension SwitchboardServer {
                 target.append("switchboard_sfu_subscriber_target_layer{\(labels)} \(subscriber.targetLayer)")
             }
         }
-        return lines + bytes + current + target + downlinkMetricsLines(sfu.stats().members)
+        let stats = sfu.stats()
+        let loop = [
+            "# HELP switchboard_sfu_send_drops_total Datagrams the media loop could not send (socket full, no path).",
+            "# TYPE switchboard_sfu_send_drops_total counter",
+            "switchboard_sfu_send_drops_total \(stats.loop.sendDrops + stats.loop.noPathDrops)",
+        ]
+        return lines + bytes + current + target + downlinkMetricsLines(stats.members) + loop
     }
 
     /// Each subscriber's downlink estimate and its parts (Router.downlinkStats): what the
@@ -46,12 +52,15 @@ extension SwitchboardServer {
     func downlinkMetricsLines(_ members: [SFUMemberStats]) -> [String] {
         let series: [(name: String, help: String, value: (DownlinkStats) -> Double?)] = [
             ("switchboard_sfu_downlink_estimate_bps", "Downlink estimate of a subscriber, bit/s.", { Double($0.estimateBps) }),
-            ("switchboard_sfu_downlink_delay_based_bps", "Delay-based part of the estimate, bit/s.", { $0.delayBasedBps.map(Double.init) }),
-            ("switchboard_sfu_downlink_loss_based_bps", "Loss-based part of the estimate, bit/s.", { $0.lossBasedBps.map(Double.init) }),
+            ("switchboard_sfu_downlink_delay_based_bps", "Delay-based part of the estimate, bit/s.", { $0.delayBasedBps.map { Double($0) } }),
+            ("switchboard_sfu_downlink_loss_based_bps", "Loss-based part of the estimate, bit/s.", { $0.lossBasedBps.map { Double($0) } }),
             ("switchboard_sfu_downlink_loss_ratio", "Latest loss ratio reported by the subscriber.", { $0.lossRatio }),
+            ("switchboard_sfu_downlink_delivered_bps", "Rate the subscriber acknowledged (transport-cc), bit/s.", { $0.deliveredBps.map { Double($0) } }),
+            ("switchboard_sfu_downlink_overuse", "Delay-gradient detector: 1 over-use, -1 under-use, 0 normal.",
+             { $0.usage == .overusing ? 1 : $0.usage == .underusing ? -1 : 0 }),
             ("switchboard_sfu_downlink_sending_bps", "What the SFU sends the subscriber, bit/s.", { Double($0.sendingBps) }),
             ("switchboard_sfu_downlink_probes_total", "Bandwidth probes started towards the subscriber.", { Double($0.probesStarted) }),
-            ("switchboard_sfu_downlink_last_probe_bps", "Result of the latest probe, bit/s.", { $0.lastProbeBps.map(Double.init) }),
+            ("switchboard_sfu_downlink_last_probe_bps", "Result of the latest probe, bit/s.", { $0.lastProbeBps.map { Double($0) } }),
             ("switchboard_sfu_downlink_feedbacks_total", "Transport-cc feedbacks received from the subscriber.", { Double($0.transportFeedbacks) }),
         ]
         var out: [String] = []

@@ -126,8 +126,9 @@ class BrowserSimulcastCase: BrowserCase {
         }
         let layer = sfuSubscriberLayer(samples, publisher: publisher, subscriber: member)
         return "layer \(layer.map { "\($0.current)→\($0.target)" } ?? "-") est \(value("estimate_bps")) delay \(value("delay_based_bps")) "
-            + "loss \(value("loss_based_bps")) (\(value("loss_ratio"))) sending \(value("sending_bps")) probes \(value("probes_total")) "
-            + "last probe \(value("last_probe_bps")) feedbacks \(value("feedbacks_total"))"
+            + "loss \(value("loss_based_bps")) (\(value("loss_ratio"))) delivered \(value("delivered_bps")) overuse \(value("overuse")) sending \(value("sending_bps")) probes \(value("probes_total")) "
+            + "last probe \(value("last_probe_bps")) feedbacks \(value("feedbacks_total")) "
+            + "send drops \(samples.first { $0.name == "switchboard_sfu_send_drops_total" }.map { Int($0.value) } ?? -1)"
     }
 
     /// The server's media (UDP) port, from its "media listening" log line.
