@@ -43,7 +43,15 @@ extension SwitchboardServer {
             "# HELP switchboard_sfu_send_drops_total Datagrams the media loop could not send (socket full, no path).",
             "# TYPE switchboard_sfu_send_drops_total counter",
             "switchboard_sfu_send_drops_total \(stats.loop.sendDrops + stats.loop.noPathDrops)",
-        ]
+            "# HELP switchboard_sfu_retransmitted_total RTP packets resent on NACKs.",
+            "# TYPE switchboard_sfu_retransmitted_total counter",
+            "switchboard_sfu_retransmitted_total \(stats.counters.retransmitted)",
+            "# HELP switchboard_sfu_subscriber_bytes_total Bytes sent to a subscriber of one track.",
+            "# TYPE switchboard_sfu_subscriber_bytes_total counter",
+        ] + tracks.flatMap { track in track.subscribers.map {
+            "switchboard_sfu_subscriber_bytes_total{publisher=\"\(Self.labelValue(track.publisher.description))\",track=\"\(Self.labelValue(track.track))\","
+                + "kind=\"\(track.kind)\",subscriber=\"\(Self.labelValue($0.member.description))\"} \($0.bytesSent)"
+        } }
         return lines + bytes + current + target + downlinkMetricsLines(stats.members) + loop
     }
 

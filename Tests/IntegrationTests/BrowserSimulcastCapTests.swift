@@ -42,6 +42,7 @@ final class BrowserSimulcastCapTests: BrowserSimulcastCase {
         let carol = try openClient(chromium, server, account: "carol", device: "desk")
         try joinAll([alice, bob, carol], room: "capped", keys: [aliceKey, bobKey, carolKey])
         let start = Date()
+        (traceRelay, tracePage) = (relay, bob)
         defer { print("cap trace (bob's downlink, s since join):\n" + trace.joined(separator: "\n")) }
         for page in [bob, carol] {
             try page.evaluate("document.getElementById('mute-video').click(); document.getElementById('mute-audio').click();")
@@ -128,12 +129,24 @@ final class BrowserSimulcastCapTests: BrowserSimulcastCase {
     /// Bob's downlink state once a second, printed at the end (why a switch came or did not).
     var trace: [String] = []
     private var lastTrace = Date.distantPast
+    /// The relay's server→bob counters and bob's page, for the trace.
+    var traceRelay: ImpairmentRelay?
+    var tracePage: ChromiumPage?
 
     func traceDownlink(_ samples: [Sample], since start: Date, _ note: String = "") {
         guard Date().timeIntervalSince(lastTrace) >= 1 || !note.isEmpty else { return }
         lastTrace = Date()
+        var extra = ""
+        if let down = traceRelay?.counters.downlink {
+            extra += " | relay→bob in \(down.received) out \(down.sent) dropped \(down.droppedQueueFull + down.droppedRelayBacklog)"
+        }
+        if let page = tracePage, let list = (try? stats(page))?.raw["inboundVideo"] as? [[String: Any]] {
+            extra += " | bob lost " + list.filter { $0["pc"] as? String == "room" }
+                .map { "\($0["stream"] as? String ?? "?"): \(($0["packetsLost"] as? NSNumber)?.intValue ?? -1)/\(($0["bytesReceived"] as? NSNumber)?.intValue ?? -1)B" }
+                .joined(separator: ", ")
+        }
         trace.append(String(format: "%5.1f ", Date().timeIntervalSince(start)) + downlinkTrace(samples, member: "bob/phone", publisher: "alice/laptop")
-            + (note.isEmpty ? "" : "  ← " + note))
+            + extra + (note.isEmpty ? "" : "  ← " + note))
     }
 
     /// Waits until the SFU forwards `layer` of `publisher`'s video to `subscriber`.

@@ -128,7 +128,10 @@ class BrowserSimulcastCase: BrowserCase {
         return "layer \(layer.map { "\($0.current)→\($0.target)" } ?? "-") est \(value("estimate_bps")) delay \(value("delay_based_bps")) "
             + "loss \(value("loss_based_bps")) (\(value("loss_ratio"))) delivered \(value("delivered_bps")) overuse \(value("overuse")) sending \(value("sending_bps")) probes \(value("probes_total")) "
             + "last probe \(value("last_probe_bps")) feedbacks \(value("feedbacks_total")) "
-            + "send drops \(samples.first { $0.name == "switchboard_sfu_send_drops_total" }.map { Int($0.value) } ?? -1)"
+            + "send drops \(samples.first { $0.name == "switchboard_sfu_send_drops_total" }.map { Int($0.value) } ?? -1) "
+            + "rtx \(samples.first { $0.name == "switchboard_sfu_retransmitted_total" }.map { Int($0.value) } ?? -1) bytes to it: "
+            + samples.filter { $0.name == "switchboard_sfu_subscriber_bytes_total" && $0.labels["subscriber"] == member }
+                .map { "\($0.labels["publisher"] ?? "")/\($0.labels["kind"] ?? "") \(Int($0.value))" }.sorted().joined(separator: " ")
     }
 
     /// The server's media (UDP) port, from its "media listening" log line.
