@@ -30,6 +30,7 @@ struct DelayTrendDetector: Sendable {
         var firstSend: Int64
         var lastSend: Int64
         var lastArrival: Int64
+        var firstArrival: Int64
     }
 
     private var current: Group?
@@ -52,7 +53,7 @@ struct DelayTrendDetector: Sendable {
     /// (the receiver's clock; only differences matter).
     mutating func add(send: Int64, arrival: Int64) {
         guard var group = current else {
-            current = Group(firstSend: send, lastSend: send, lastArrival: arrival)
+            current = Group(firstSend: send, lastSend: send, lastArrival: arrival, firstArrival: arrival)
             return
         }
         if (send - group.firstSend <= Self.groupLength && send >= group.firstSend) || Self.belongsToBurst(group, send: send, arrival: arrival) {
@@ -68,7 +69,7 @@ struct DelayTrendDetector: Sendable {
             update(delayVariation: arrivalDelta - sendDelta, sendDelta: sendDelta, arrival: group.lastArrival)
         }
         previous = group
-        current = Group(firstSend: send, lastSend: send, lastArrival: arrival)
+        current = Group(firstSend: send, lastSend: send, lastArrival: arrival, firstArrival: arrival)
     }
 
     /// libwebrtc `InterArrival::BelongsToBurst`: a packet that arrives within 5 ms of the
@@ -82,10 +83,14 @@ struct DelayTrendDetector: Sendable {
         let sendDelta = send - group.lastSend
         if sendDelta == 0 { return true }
         return arrivalDelta >= 0 && arrivalDelta <= burstDelta && arrivalDelta - sendDelta < 0
+            && arrival - group.firstArrival < maxBurstDuration
     }
 
-    /// 5 ms: libwebrtc's `kBurstDeltaThresholdMs`.
+    /// 5 ms: libwebrtc's `kBurstDeltaThreshold`.
     static let burstDelta: Int64 = 5_000
+    /// 100 ms: libwebrtc's `kMaxBurstDuration` (InterArrivalDelta): a group grows by bursts for
+    /// at most this long, so a queue draining back to back still yields delay samples.
+    static let maxBurstDuration: Int64 = 100_000
 
     private mutating func update(delayVariation: Double, sendDelta: Double, arrival: Int64) {
         deltaCount = min(deltaCount + 1, 1000)
