@@ -17,10 +17,12 @@ import XCTest
 /// 10–15) it fails before the cap, with bob and carol not reaching alice's top layer within
 /// 30 s. The trace it prints (bob's downlink once a second: estimate and its parts, delivered
 /// rate, over-use, bytes per subscription, relay counters, bob's own losses) shows why:
-/// transport-cc reports 10–45 % of what the SFU sends bob as not received while the relay
-/// drops nothing and bob's inbound-rtp counts no loss — bursts of alice's video (≈140 kB in
-/// 0.7 s while bob is on layer 0) reach bob's page and are neither counted nor acknowledged —
-/// and the loss-based estimate follows that phantom loss down.
+/// transport-cc reports 10–50 % of what the SFU sends bob as not received while the relay
+/// drops nothing and bob's inbound-rtp counts no loss. Bob's transport stats count those
+/// bytes (they reach the page) but no inbound-rtp stream does: ≈500 kB of carol's video in
+/// the first seconds after joining, and tens of kB of alice's video around layer switches,
+/// are dropped inside bob's page (SRTP replay/ROC or demux: to be found in the forwarding
+/// slot), and the loss-based estimate follows that phantom loss down.
 final class BrowserSimulcastCapTests: BrowserSimulcastCase {
     /// 300 kbit/s: the issue's cap. RateCap defaults: 1500-byte burst, 30 kB queue (0.8 s).
     static let capBitsPerSecond = 300_000.0
@@ -150,6 +152,16 @@ final class BrowserSimulcastCapTests: BrowserSimulcastCase {
             extra += " | bob lost " + list.filter { $0["pc"] as? String == "room" }
                 .map { "\($0["stream"] as? String ?? "?"): \(($0["packetsLost"] as? NSNumber)?.intValue ?? -1)/\(($0["bytesReceived"] as? NSNumber)?.intValue ?? -1)B" }
                 .joined(separator: ", ")
+        }
+        // Bytes at bob's transport (after the socket, before SRTP and demux) against the sum
+        // of what its inbound-rtp streams count: the gap is dropped inside the page.
+        if let page = tracePage, let transport = try? page.evaluate("""
+            window.switchboard._roomPC.getStats().then(r => { let t = 0, p = 0, rtp = 0;
+              r.forEach(s => { if (s.type === 'transport') { t += s.bytesReceived || 0; p += s.packetsReceived || 0; }
+                               if (s.type === 'inbound-rtp') rtp += (s.bytesReceived || 0) + (s.headerBytesReceived || 0); });
+              return t + ' B / ' + p + ' packets at the transport, ' + rtp + ' B in inbound-rtp'; })
+            """) as? String {
+            extra += " | bob " + transport
         }
         trace.append(String(format: "%5.1f ", Date().timeIntervalSince(start)) + downlinkTrace(samples, member: "bob/phone", publisher: "alice/laptop")
             + extra + (note.isEmpty ? "" : "  ← " + note))
