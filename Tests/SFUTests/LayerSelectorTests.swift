@@ -136,7 +136,6 @@ final class LayerSelectorTests: XCTestCase {
             try trace.run(until: now, sendRate: { _ in rate })
             let decision = selector.update(estimateBps: trace.estimator.estimateBps, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: now)
             if decision.changed { changes.append((now, decision.target)) }
-            if now % 500_000 == 0, now < 12_000_000 { print("DBG", now / 100_000, trace.estimator.estimateBps / 1000, trace.estimator.delayBasedBps.map { Int($0 / 1000) } ?? -1, trace.estimator.lossBasedBps.map { Int($0 / 1000) } ?? -1, trace.estimator.deliveredBps.map { Int($0 / 1000) } ?? -1, trace.estimator.usage, trace.estimator.lossRatio ?? -1, decision.target ?? -1) }
             sendRate = Double((decision.target.map { layers[$0] } ?? 0) + audio)
             if decision.wantsProbe, let probe = decision.probeBps { trace.probe(rateBps: probe) }
         }
