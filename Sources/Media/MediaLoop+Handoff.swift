@@ -76,14 +76,15 @@ extension MediaLoop {
 
     /// DTLS/RTP/RTCP from an address another worker claimed: handed to it.
     @inline(__always)
-    func handOff(_ bytes: UnsafeRawBufferPointer, from source: SocketAddress) -> Bool {
+    func handOff(_ bytes: UnsafeRawBufferPointer, from source: SocketAddress, arrival: Int64? = nil) -> Bool {
         guard let group, let owner = group.directory.owner(of: source), owner != workerIndex else { return false }
-        post(bytes, from: source, to: owner, in: group)
+        post(bytes, from: source, to: owner, in: group, arrival: arrival)
         return true
     }
 
-    private func post(_ bytes: UnsafeRawBufferPointer, from source: SocketAddress, to owner: Int, in group: MediaLoopGroup) {
-        if group.inboxes[owner].post(bytes, from: source) {
+    private func post(_ bytes: UnsafeRawBufferPointer, from source: SocketAddress, to owner: Int, in group: MediaLoopGroup,
+                      arrival: Int64? = nil) {
+        if group.inboxes[owner].post(bytes, from: source, arrival: arrival) {
             stats.handoffsOut &+= 1
             signalPending[owner] = true
         } else {
@@ -107,10 +108,10 @@ extension MediaLoop {
         guard let inbox else { return }
         let buffer = inbox.take()
         for index in 0..<buffer.count {
-            let (bytes, source) = buffer.datagram(at: index)
+            let (bytes, source, arrival) = buffer.datagram(at: index)
             stats.handoffsIn &+= 1
             guard !bytes.isEmpty else { continue }
-            route(UnsafeRawBufferPointer(bytes), from: source, now: now, handedOff: true)
+            route(UnsafeRawBufferPointer(bytes), from: source, now: now, handedOff: true, arrival: arrival)
         }
         flushSends()
         signalHandoffs()

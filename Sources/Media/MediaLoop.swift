@@ -44,6 +44,9 @@ public final class MediaLoop {
     /// replies before nomination must go back where the ClientHello came from, since
     /// `send(_:to: ICESessionID)` has no selected path yet.
     public internal(set) var currentSource: SocketAddress?
+    /// Kernel arrival time (µs, CLOCK_MONOTONIC) of the datagram being handled by `onRTP` /
+    /// `onRTCP`, nil when the socket gives none (loop thread only; `UDPReceiveBatch.arrivalMicros`).
+    public internal(set) var currentArrivalMicros: Int64?
     public let socket: UDPSocket
     /// The ICE-lite agent: loop thread only (use `perform` to register sessions).
     public let ice = ICELiteAgent()
@@ -74,6 +77,7 @@ public final class MediaLoop {
                                reusePort: configuration.reusePort)
         receiveBatch = UDPReceiveBatch(capacity: configuration.batchSize, slotSize: configuration.maxDatagramSize)
         sendBatch = UDPSendBatch(capacity: configuration.batchSize, slotSize: configuration.maxDatagramSize)
+        UDPReceiveBatch.enableKernelTimestamps(on: socket)
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { throw .socketFailed(errno: errno) }
         for fd in fds {

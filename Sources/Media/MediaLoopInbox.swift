@@ -26,6 +26,8 @@ final class MediaLoopInbox {
         let offsets: UnsafeMutablePointer<Int>
         let lengths: UnsafeMutablePointer<Int>
         let sources: UnsafeMutablePointer<SocketAddress>
+        /// Kernel receive time (µs, monotonic) on the receiving worker's socket; `Int64.min`: none.
+        let arrivals: UnsafeMutablePointer<Int64>
         var count = 0
         var used = 0
 
@@ -39,6 +41,8 @@ final class MediaLoopInbox {
             lengths.initialize(repeating: 0, count: capacity)
             sources = .allocate(capacity: capacity)
             sources.initialize(repeating: SocketAddress(ipv4: 0, port: 0), count: capacity)
+            arrivals = .allocate(capacity: capacity)
+            arrivals.initialize(repeating: .min, count: capacity)
         }
 
         deinit {
@@ -46,12 +50,15 @@ final class MediaLoopInbox {
             offsets.deallocate()
             lengths.deallocate()
             sources.deallocate()
+            arrivals.deallocate()
         }
 
-        /// Datagram `index`: a mutable view (the owner decrypts SRTP in place) and its source.
+        /// Datagram `index`: a mutable view (the owner decrypts SRTP in place), its source and
+        /// its kernel arrival time when the receiving socket gave one.
         @inline(__always)
-        func datagram(at index: Int) -> (bytes: UnsafeMutableRawBufferPointer, source: SocketAddress) {
-            (UnsafeMutableRawBufferPointer(start: arena + offsets[index], count: lengths[index]), sources[index])
+        func datagram(at index: Int) -> (bytes: UnsafeMutableRawBufferPointer, source: SocketAddress, arrival: Int64?) {
+            (UnsafeMutableRawBufferPointer(start: arena + offsets[index], count: lengths[index]), sources[index],
+             arrivals[index] == .min ? nil : arrivals[index])
         }
     }
 
@@ -81,7 +88,7 @@ final class MediaLoopInbox {
     }
 
     /// Copies one datagram in (any thread). False when the buffer is full: dropped.
-    func post(_ bytes: UnsafeRawBufferPointer, from source: SocketAddress) -> Bool {
+    func post(_ bytes: UnsafeRawBufferPointer, from source: SocketAddress, arrival: Int64? = nil) -> Bool {
         mutex.withLock {
             let buffer = filling
             // 16-byte aligned starts keep the owner's in-place SRTP on aligned memory.
@@ -92,6 +99,7 @@ final class MediaLoopInbox {
             buffer.offsets[index] = offset
             buffer.lengths[index] = bytes.count
             buffer.sources[index] = source
+            buffer.arrivals[index] = arrival ?? .min
             buffer.count = index + 1
             buffer.used = offset + bytes.count
             return true

@@ -23,14 +23,15 @@ extension MediaLoop {
             stats.unknownKindDrops &+= 1
             return
         }
-        route(bytes, from: source, now: now, handedOff: false)
+        route(bytes, from: source, now: now, handedOff: false, arrival: receiveBatch.arrivalMicros(at: index))
     }
 
     /// The demux proper, for a datagram from this loop's socket or (`handedOff`) from
     /// another worker's (`MediaLoop+Handoff.swift`): a datagram another worker owns is
-    /// passed on once; a handed-off one is never passed on again.
+    /// passed on once; a handed-off one is never passed on again. `arrival`: the kernel's
+    /// receive time (µs, monotonic) when the socket gave one, carried along a handoff.
     @inline(__always)
-    func route(_ bytes: UnsafeRawBufferPointer, from source: SocketAddress, now: Int64, handedOff: Bool) {
+    func route(_ bytes: UnsafeRawBufferPointer, from source: SocketAddress, now: Int64, handedOff: Bool, arrival: Int64? = nil) {
         switch bytes[0] {
         case 0...3:
             if !handedOff, group != nil, handOffSTUN(bytes, from: source) { return }
@@ -45,10 +46,11 @@ extension MediaLoop {
             onDTLS(self, session, bytes, now)
         case 128...191:
             guard let session = ice.session(for: source) else {
-                if !handedOff, group != nil, handOff(bytes, from: source) { return }
+                if !handedOff, group != nil, handOff(bytes, from: source, arrival: arrival) { return }
                 stats.unknownPeerDrops &+= 1
                 return
             }
+            currentArrivalMicros = arrival
             if bytes.count >= 2, (192...223).contains(bytes[1]) {
                 onRTCP(self, session, bytes, now)
             } else {

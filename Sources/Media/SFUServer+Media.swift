@@ -75,7 +75,7 @@ extension SFUServer {
         }
         let now = Self.monotonicMicroseconds()
         let disposition = router.handleRTP(from: participant.id, packet: UnsafeRawBufferPointer(rebasing: bytes[0..<length]),
-                                           now: now, into: &batch)
+                                           now: now, arrival: loop.currentArrivalMicros, into: &batch)
         switch disposition {
         case .forwarded: break
         case .malformed: counters.rtpMalformed &+= 1; return

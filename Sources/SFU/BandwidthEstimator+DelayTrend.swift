@@ -26,10 +26,11 @@ struct DelayTrendDetector: Sendable {
     static let kUp = 0.0087
     static let kDown = 0.039
 
-    private struct Group {
+    struct Group {
         var firstSend: Int64
         var lastSend: Int64
         var lastArrival: Int64
+        var firstArrival: Int64
     }
 
     private var current: Group?
@@ -52,10 +53,10 @@ struct DelayTrendDetector: Sendable {
     /// (the receiver's clock; only differences matter).
     mutating func add(send: Int64, arrival: Int64) {
         guard var group = current else {
-            current = Group(firstSend: send, lastSend: send, lastArrival: arrival)
+            current = Group(firstSend: send, lastSend: send, lastArrival: arrival, firstArrival: arrival)
             return
         }
-        if send - group.firstSend <= Self.groupLength, send >= group.firstSend {
+        if (send - group.firstSend <= Self.groupLength && send >= group.firstSend) || Self.belongsToBurst(group, send: send, arrival: arrival) {
             group.lastSend = max(group.lastSend, send)
             group.lastArrival = max(group.lastArrival, arrival)
             current = group
@@ -68,8 +69,28 @@ struct DelayTrendDetector: Sendable {
             update(delayVariation: arrivalDelta - sendDelta, sendDelta: sendDelta, arrival: group.lastArrival)
         }
         previous = group
-        current = Group(firstSend: send, lastSend: send, lastArrival: arrival)
+        current = Group(firstSend: send, lastSend: send, lastArrival: arrival, firstArrival: arrival)
     }
+
+    /// libwebrtc `InterArrival::BelongsToBurst`: a packet that arrives within 5 ms of the
+    /// group's last one, sooner after it than it was sent (negative propagation delta), joins
+    /// the group whatever its send time. Such bunches are the receiver (or a hop) handing over
+    /// packets held up by its own scheduling — a browser's network thread on a loaded host
+    /// reads tens of ms of packets at once — not a queue on the path: counted as separate
+    /// groups, the stall before the bunch reads as a delay increase and trips over-use.
+    static func belongsToBurst(_ group: Group, send: Int64, arrival: Int64) -> Bool {
+        let arrivalDelta = arrival - group.lastArrival
+        let sendDelta = send - group.lastSend
+        if sendDelta == 0 { return true }
+        return arrivalDelta >= 0 && arrivalDelta <= burstDelta && arrivalDelta - sendDelta < 0
+            && arrival - group.firstArrival < maxBurstDuration
+    }
+
+    /// 5 ms: libwebrtc's `kBurstDeltaThreshold`.
+    static let burstDelta: Int64 = 5_000
+    /// 100 ms: libwebrtc's `kMaxBurstDuration` (InterArrivalDelta): a group grows by bursts for
+    /// at most this long, so a queue draining back to back still yields delay samples.
+    static let maxBurstDuration: Int64 = 100_000
 
     private mutating func update(delayVariation: Double, sendDelta: Double, arrival: Int64) {
         deltaCount = min(deltaCount + 1, 1000)

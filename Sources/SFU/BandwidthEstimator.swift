@@ -89,6 +89,8 @@ public struct BandwidthEstimator: Sendable {
     private var detector = DelayTrendDetector()
     /// (arrival on the receiver clock, bytes) of acknowledged packets, arrival order.
     private var delivered: [(arrival: Int64, size: Int)] = []
+    /// Smoothed acknowledged rate (libwebrtc `BitrateEstimator`), fed from `delivered`.
+    private var acknowledged = AcknowledgedRate()
     private var lossReceived = 0
     private var lossLost = 0
     private var lastLossDecrease: Int64?
@@ -173,6 +175,7 @@ public struct BandwidthEstimator: Sendable {
 
         var received = 0
         var lost = 0
+        let deliveredBefore = delivered.count
         for result in feedback.packetResults {
             let seq = sendUnwrapper.peek(result.sequenceNumber)
             guard var packet = sentPacket(seq) else { continue }
@@ -190,7 +193,7 @@ public struct BandwidthEstimator: Sendable {
             }
             history[Self.slot(seq)] = packet
         }
-        updateDeliveredRate()
+        updateDeliveredRate(newFrom: deliveredBefore)
         if delayBasedBps == nil { delayBasedBps = Double(config.initialBps) }
         updateDelayBased(now: now)
         finishProbes(now: now)
@@ -275,7 +278,18 @@ public struct BandwidthEstimator: Sendable {
 
     // MARK: controllers
 
-    private mutating func updateDeliveredRate() {
+    /// `deliveredBps`: the smoothed acknowledged rate once it has a full window, before that
+    /// the raw rate over `deliveryWindow`. `newFrom`: index of this feedback's first packet.
+    private mutating func updateDeliveredRate(newFrom first: Int) {
+        if first < delivered.count {
+            // This feedback's packets in arrival order (reordering on the path reorders them).
+            delivered[first...].sort { $0.arrival < $1.arrival }
+            for index in first..<delivered.count { acknowledged.add(arrival: delivered[index].arrival, size: delivered[index].size) }
+        }
+        // The larger of the smoothed and the raw window: the smoothed one ignores a receiver's
+        // stall (the raw window reads low), the raw one follows a probe's burst at once (the
+        // smoothed one lags, and a decrease right after a probe would cut below the media).
+        defer { if let smoothed = acknowledged.bps { deliveredBps = max(smoothed, deliveredBps ?? 0) } }
         guard let latest = delivered.last?.arrival else { return }
         delivered.removeAll { latest - $0.arrival > config.deliveryWindow }
         guard let first = delivered.first?.arrival, delivered.count >= 2 else { return }

@@ -40,6 +40,10 @@ public struct DownlinkStats: Equatable, Sendable {
     public var lossBasedBps: UInt64?
     public var rembBps: UInt64?
     public var lossRatio: Double?
+    /// Rate of the acknowledged packets (transport-cc), bit/s; nil before feedback.
+    public var deliveredBps: UInt64?
+    /// The delay-gradient detector's state.
+    public var usage: BandwidthUsage = .normal
     /// What we currently send it, bit/s.
     public var sendingBps: UInt64
     public var transportFeedbacks: UInt64
@@ -80,7 +84,8 @@ extension Router {
         return DownlinkStats(
             participant: participant, estimateBps: estimator.estimate(now: now),
             delayBasedBps: estimator.delayBasedBps.map { UInt64($0) }, lossBasedBps: estimator.lossBasedBps.map { UInt64($0) },
-            rembBps: estimator.rembBps, lossRatio: estimator.lossRatio, sendingBps: state.downlink.sent.bitrate(now: now),
+            rembBps: estimator.rembBps, lossRatio: estimator.lossRatio,
+            deliveredBps: estimator.deliveredBps.map { UInt64($0) }, usage: estimator.usage, sendingBps: state.downlink.sent.bitrate(now: now),
             transportFeedbacks: state.downlink.transportFeedbacks, malformedTransportFeedback: state.downlink.malformedTransportFeedback,
             rembReceived: state.downlink.rembReceived, probesStarted: state.downlink.probesStarted,
             paddingPackets: state.downlink.paddingPackets, paddingBytes: state.downlink.paddingBytes,

@@ -24,9 +24,15 @@ extension Router {
     /// statistics, and fills `batch` with one rewrite decision per subscriber that should
     /// receive it; the caller then writes each with `batch.write(_:into:)` into its send
     /// buffer. Does not allocate once the batch and the router's state are warm.
-    /// - Parameter now: arrival time, monotonic µs.
+    /// - Parameters:
+    ///   - now: the time the packet is handled, monotonic µs.
+    ///   - arrival: when the packet reached our socket (kernel timestamp, same clock), for the
+    ///     transport-cc feedback: the sender's delay-based estimator reads every difference
+    ///     between arrival gaps and send gaps as queuing, so stamping with `now` would report
+    ///     the SFU's own scheduling stalls as a congested path. nil: `now`.
     @discardableResult
-    public func handleRTP(from participant: ParticipantID, packet: UnsafeRawBufferPointer, now: Int64, into batch: inout ForwardingBatch) -> RTPDisposition {
+    public func handleRTP(from participant: ParticipantID, packet: UnsafeRawBufferPointer, now: Int64, arrival: Int64? = nil,
+                          into batch: inout ForwardingBatch) -> RTPDisposition {
         batch.reset(source: nil)
         var view: RTPPacketView
         do { view = try RTPPacketView(packet) } catch {
@@ -42,7 +48,7 @@ extension Router {
         let tccID = route?.track.description.extensions.transportCC
             ?? participants[participant]?.description.receiveExtensions.transportCC ?? 0
         if tccID != 0, let transportSequence = view.transportWideSequenceNumber(extensionID: tccID) {
-            participants[participant]?.transportFeedback.record(sequenceNumber: transportSequence, arrival: now)
+            participants[participant]?.transportFeedback.record(sequenceNumber: transportSequence, arrival: min(arrival ?? now, now))
         }
         guard let route else {
             guard let state = participants[participant] else { return .unknownParticipant }

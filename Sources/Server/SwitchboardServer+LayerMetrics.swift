@@ -1,4 +1,5 @@
 import Media
+import SFU
 
 extension SwitchboardServer {
     /// Prometheus lines for the SFU's simulcast layers: what arrives per layer of each
@@ -37,7 +38,45 @@ extension SwitchboardServer {
                 target.append("switchboard_sfu_subscriber_target_layer{\(labels)} \(subscriber.targetLayer)")
             }
         }
-        return lines + bytes + current + target
+        let stats = sfu.stats()
+        // Counters (retransmissions, send drops …) per worker: SwitchboardServer+MediaMetrics.swift.
+        let perSubscriber: [String] = [
+            "# HELP switchboard_sfu_subscriber_bytes_total Bytes sent to a subscriber of one track.",
+            "# TYPE switchboard_sfu_subscriber_bytes_total counter",
+        ]
+        let subscriberBytes: [String] = tracks.flatMap { track in track.subscribers.map {
+            "switchboard_sfu_subscriber_bytes_total{publisher=\"\(Self.labelValue(track.publisher.description))\",track=\"\(Self.labelValue(track.track))\","
+                + "kind=\"\(track.kind)\",subscriber=\"\(Self.labelValue($0.member.description))\"} \($0.bytesSent)"
+        } }
+        return lines + bytes + current + target + downlinkMetricsLines(stats.total.members) + perSubscriber + subscriberBytes
+    }
+
+    /// Each subscriber's downlink estimate and its parts (Router.downlinkStats): what the
+    /// layer selection acts on. Gauges in bit/s, `member` = `account/device`.
+    func downlinkMetricsLines(_ members: [SFUMemberStats]) -> [String] {
+        let series: [(name: String, help: String, value: (DownlinkStats) -> Double?)] = [
+            ("switchboard_sfu_downlink_estimate_bps", "Downlink estimate of a subscriber, bit/s.", { Double($0.estimateBps) }),
+            ("switchboard_sfu_downlink_delay_based_bps", "Delay-based part of the estimate, bit/s.", { $0.delayBasedBps.map { Double($0) } }),
+            ("switchboard_sfu_downlink_loss_based_bps", "Loss-based part of the estimate, bit/s.", { $0.lossBasedBps.map { Double($0) } }),
+            ("switchboard_sfu_downlink_loss_ratio", "Latest loss ratio reported by the subscriber.", { $0.lossRatio }),
+            ("switchboard_sfu_downlink_delivered_bps", "Rate the subscriber acknowledged (transport-cc), bit/s.", { $0.deliveredBps.map { Double($0) } }),
+            ("switchboard_sfu_downlink_overuse", "Delay-gradient detector: 1 over-use, -1 under-use, 0 normal.",
+             { $0.usage == .overusing ? 1 : $0.usage == .underusing ? -1 : 0 }),
+            ("switchboard_sfu_downlink_sending_bps", "What the SFU sends the subscriber, bit/s.", { Double($0.sendingBps) }),
+            ("switchboard_sfu_downlink_probes_total", "Bandwidth probes started towards the subscriber.", { Double($0.probesStarted) }),
+            ("switchboard_sfu_downlink_last_probe_bps", "Result of the latest probe, bit/s.", { $0.lastProbeBps.map { Double($0) } }),
+            ("switchboard_sfu_downlink_feedbacks_total", "Transport-cc feedbacks received from the subscriber.", { Double($0.transportFeedbacks) }),
+        ]
+        var out: [String] = []
+        for item in series {
+            out.append("# HELP \(item.name) \(item.help)")
+            out.append("# TYPE \(item.name) gauge")
+            for member in members {
+                guard let downlink = member.downlink, let value = item.value(downlink) else { continue }
+                out.append("\(item.name){member=\"\(Self.labelValue(member.member.description))\"} \(value)")
+            }
+        }
+        return out
     }
 
     /// Prometheus label value escaping (exposition format 0.0.4): backslash, quote, newline.

@@ -3,8 +3,9 @@ import Media
 extension SwitchboardServer {
     /// Prometheus lines for the media plane: every `SFUServerCounters` and `MediaLoopCounters`
     /// field per worker (`switchboard_sfu_<name>_total{worker="i"}`; the lists in
-    /// `SFUWorkerPoolStats.swift` are complete by test), members per worker, rooms, and each
-    /// member's downlink estimate. Empty without a media plane.
+    /// `SFUWorkerPoolStats.swift` are complete by test), members and rooms per worker.
+    /// Downlink estimates and layers: SwitchboardServer+LayerMetrics.swift. Empty without a
+    /// media plane.
     func mediaMetricsLines() -> [String] {
         guard let sfu else { return [] }
         let stats = sfu.stats()
@@ -26,10 +27,6 @@ extension SwitchboardServer {
         family("switchboard_sfu_members", "gauge", "Members placed on each worker.",
                stats.placements.enumerated().map { ("worker=\"\($0.offset)\"", $0.element) })
         family("switchboard_sfu_rooms", "gauge", "Rooms live on each worker.", workers.map { ("worker=\"\($0.index)\"", $0.stats.rooms) })
-        family("switchboard_sfu_downlink_estimate_bps", "gauge", "A member's downlink bandwidth estimate (transport-cc, REMB or receiver reports).",
-               stats.total.members.compactMap { member in
-                   member.downlink.map { ("member=\"\(Self.labelValue(member.member.description))\"", $0.estimateBps) }
-               })
         return lines
     }
 

@@ -116,6 +116,24 @@ class BrowserSimulcastCase: BrowserCase {
         return (current, target)
     }
 
+    /// One line of `member`'s downlink state from `/metrics` (estimate and its parts, send
+    /// rate, probes) and the layer it gets of `publisher`'s video: for test traces.
+    func downlinkTrace(_ samples: [Sample], member: String, publisher: String) -> String {
+        func value(_ name: String) -> String {
+            guard let v = samples.first(where: { $0.name == "switchboard_sfu_downlink_" + name && $0.labels["member"] == member })?.value
+            else { return "-" }
+            return name.hasSuffix("ratio") ? String(format: "%.2f", v) : name.hasSuffix("bps") ? "\(Int(v / 1000))k" : "\(Int(v))"
+        }
+        let layer = sfuSubscriberLayer(samples, publisher: publisher, subscriber: member)
+        return "layer \(layer.map { "\($0.current)→\($0.target)" } ?? "-") est \(value("estimate_bps")) delay \(value("delay_based_bps")) "
+            + "loss \(value("loss_based_bps")) (\(value("loss_ratio"))) delivered \(value("delivered_bps")) overuse \(value("overuse")) sending \(value("sending_bps")) probes \(value("probes_total")) "
+            + "last probe \(value("last_probe_bps")) feedbacks \(value("feedbacks_total")) "
+            + "send drops \(Int(samples.filter { $0.name == "switchboard_media_loop_send_drops_total" || $0.name == "switchboard_media_loop_no_path_drops_total" }.reduce(0) { $0 + $1.value })) "
+            + "rtx \(Int(samples.filter { $0.name == "switchboard_sfu_retransmitted_total" }.reduce(0) { $0 + $1.value })) bytes to it: "
+            + samples.filter { $0.name == "switchboard_sfu_subscriber_bytes_total" && $0.labels["subscriber"] == member }
+                .map { "\($0.labels["publisher"] ?? "")/\($0.labels["kind"] ?? "") \(Int($0.value))" }.sorted().joined(separator: " ")
+    }
+
     /// The server's media (UDP) port, from its "media listening" log line.
     func mediaPort(_ server: ServerProcess) throws -> UInt16 {
         for line in server.logLines where line.contains("\"msg\":\"media listening\"") {

@@ -59,6 +59,9 @@ final class RoomPeerPathChangeTests: RoomPeerCase {
         XCTAssertEqual(relay.mappings, [after], "one binding, the new one")
         XCTAssertGreaterThanOrEqual(try metricTotal(server, "switchboard_sfu_path_changes_total"), 1,
                                     "the server counts the path it followed (/metrics)")
+        let exposition = String(decoding: try http(server, "GET", "/metrics").body, as: UTF8.self)
+        let families = exposition.split(separator: "\n").filter { $0.hasPrefix("# TYPE ") }.map { $0.split(separator: " ")[2] }
+        XCTAssertEqual(families.count, Set(families).count, "each /metrics family is declared once (Prometheus text format 0.0.4)")
         // The move is not a departure: no room.memberLeft, and the server offered nothing new.
         for member in [alice, bob] {
             XCTAssertFalse(member.room.events.contains { if case .memberLeft = $0 { true } else { false } },

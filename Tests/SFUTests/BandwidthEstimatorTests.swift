@@ -45,6 +45,20 @@ final class BandwidthEstimatorTests: XCTestCase {
         XCTAssertNotNil(trace.estimator.lastProbeBps)
     }
 
+    /// A receiver that stalls 40 ms of every 250 ms and then stamps the held packets at once
+    /// (a browser on a loaded host), on an uncongested 5 Mbit/s link: the bunches are not
+    /// queuing (libwebrtc's burst grouping), so the estimate does not collapse from 1 Mbit/s.
+    func testReceiverStallsAreNotReadAsCongestion() throws {
+        var link = SimulatedLink(capacityBps: 5_000_000)
+        link.receiverStall = (every: 250_000, length: 40_000)
+        var trace = CongestionTrace(link: link, estimator: startingAt(1_000_000))
+        try trace.run(until: 20_000_000)
+        let late = trace.samples(from: 5_000_000, to: 20_000_000)
+        print("receiver stalls: 5-20 s every 1 s \(kbps(late.enumerated().filter { $0.offset % 10 == 0 }.map(\.element))) kbit/s, "
+            + "usage \(trace.estimator.usage)")
+        XCTAssertTrue(late.allSatisfy { $0 >= 800_000 }, "held within 20 % of the start: min \(late.min() ?? 0)")
+    }
+
     /// 5 % random loss without queueing: loss-based holds (2…10 %), the estimate does not
     /// collapse.
     func testRandomFivePercentLossDoesNotCollapse() throws {

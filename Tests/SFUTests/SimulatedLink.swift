@@ -12,6 +12,9 @@ struct SimulatedLink {
     var maxQueueDelay: Int64 = 400_000
     var randomLoss = 0.0
     var rng = SplitMix64(state: 7)
+    /// The receiver reads nothing for `length` µs out of every `every` µs (a browser's network
+    /// thread starved on a loaded host) and then stamps the held packets all at once.
+    var receiverStall: (every: Int64, length: Int64)?
     private var queueFreeAt: Int64 = 0
 
     init(capacityBps: Double, randomLoss: Double = 0) {
@@ -25,7 +28,11 @@ struct SimulatedLink {
         let start = max(now, queueFreeAt)
         guard start - now <= maxQueueDelay else { return nil }
         queueFreeAt = start + Int64(Double(size * 8) * 1_000_000 / capacityBps)
-        return queueFreeAt + propagation
+        let arrival = queueFreeAt + propagation
+        if let stall = receiverStall, arrival % stall.every < stall.length {
+            return arrival - arrival % stall.every + stall.length
+        }
+        return arrival
     }
 }
 
