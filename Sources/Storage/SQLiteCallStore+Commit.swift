@@ -75,6 +75,7 @@ extension SQLiteCallStore {
             guard connection.changes == 1 else {
                 throw StorageError.revisionConflict(current: try revision(of: call.callID, in: connection))
             }
+            if step.descriptionsChanged { try writeDescriptions(of: call, in: connection) }
             let stored = try participantRows(of: call.callID, isTerminal: call.isTerminal, in: connection)
             if stored.accounts != call.participants {
                 try connection.with("DELETE FROM call_participants WHERE call_id = ?1") { statement in
@@ -105,6 +106,27 @@ extension SQLiteCallStore {
                 throw StorageError.revisionConflict(current: try revision(of: call.callID, in: connection))
             }
             try insertParticipants(of: call, in: connection)
+            if !call.descriptions.isEmpty { try writeDescriptions(of: call, in: connection) }
+        }
+    }
+
+    /// Upserts the call's descriptions row, or deletes it when they are empty. An upsert
+    /// on insert too: a row of a purged call with the same ID must not survive.
+    private static func writeDescriptions(of call: StoredCall, in connection: SQLiteConnection) throws {
+        if call.descriptions.isEmpty {
+            try connection.with("DELETE FROM call_descriptions WHERE call_id = ?1") { statement in
+                try statement.bind(1, call.callID)
+                try statement.run()
+            }
+            return
+        }
+        try connection.with("""
+            INSERT INTO call_descriptions (call_id, body) VALUES (?1, ?2)
+            ON CONFLICT (call_id) DO UPDATE SET body = excluded.body
+            """) { statement in
+            try statement.bind(1, call.callID)
+            try statement.bind(2, call.descriptions)
+            try statement.run()
         }
     }
 

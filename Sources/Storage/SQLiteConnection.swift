@@ -51,6 +51,9 @@ final class SQLiteConnection {
 
     // MARK: Statements.
 
+    /// The SQL of every statement prepared so far (tests check their query plans).
+    var preparedSQL: [String] { cache.keys.sorted() }
+
     /// Runs `body` with the cached statement for `sql`, resetting it afterwards.
     func with<T>(_ sql: String, _ body: (SQLiteStatement) throws -> T) throws -> T {
         let statement = try prepared(sql)
