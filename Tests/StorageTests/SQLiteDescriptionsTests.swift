@@ -44,7 +44,7 @@ final class SQLiteDescriptionsTests: StorageTestCase {
         var first = call("c1", revision: 1)
         first.descriptions = offer
         try store.commit(StepCommit(callID: "c1", expectedRevision: nil, call: first, now: 1_000))
-        var stale = call("c1", revision: 2)
+        var stale = call("c1", revision: 8)
         stale.descriptions = answer
         assertThrows(.revisionConflict(current: 1)) {
             try store.commit(StepCommit(callID: "c1", expectedRevision: 7, call: stale, now: 1_001))
