@@ -19,9 +19,7 @@ extension SQLiteCallStore {
                 for deadline in step.setDeadlines {
                     try Self.upsertDeadline(deadline, in: connection)
                 }
-                return try step.outbox.map { device, payload in
-                    try Self.append(payload, to: device, now: step.now, in: connection)
-                }
+                return try Self.append(step.outbox, now: step.now, in: connection)
             }
         }
     }
@@ -150,34 +148,5 @@ extension SQLiteCallStore {
                 try statement.run()
             }
         }
-    }
-
-    /// Assigns the device's next seq (upsert on its cursor row) and stores the entry.
-    private static func append(
-        _ payload: Data, to device: StoredDeviceKey, now: Int64, in connection: SQLiteConnection
-    ) throws -> OutboxEntry {
-        let seq = try connection.with("""
-            INSERT INTO outbox_cursors (account, device, last_seq, acked_seq) VALUES (?1, ?2, 1, 0)
-            ON CONFLICT (account, device) DO UPDATE SET last_seq = last_seq + 1
-            RETURNING last_seq
-            """) { statement -> Int64 in
-            try statement.bind(1, device.account)
-            try statement.bind(2, device.device)
-            guard try statement.step() else { throw StorageError.corrupt("seq upsert returned no row") }
-            let seq = statement.int64(0)
-            try statement.run()
-            return seq
-        }
-        try connection.with("""
-            INSERT INTO outbox (account, device, seq, payload, created_at) VALUES (?1, ?2, ?3, ?4, ?5)
-            """) { statement in
-            try statement.bind(1, device.account)
-            try statement.bind(2, device.device)
-            try statement.bind(3, seq)
-            try statement.bind(4, payload)
-            try statement.bind(5, now)
-            try statement.run()
-        }
-        return OutboxEntry(device: device, seq: seq, payload: payload, createdAt: now)
     }
 }

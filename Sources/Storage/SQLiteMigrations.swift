@@ -107,6 +107,11 @@ enum SQLiteMigrations {
             body    BLOB NOT NULL
         ) STRICT, WITHOUT ROWID;
         """,
+        // 4: no schema change. From here on an append no longer bumps
+        // `outbox_cursors.last_seq` (the last seq is derived, see `SQLiteCallStore.append`);
+        // a build that still reads `last_seq` as the counter would reuse seqs, so the
+        // version bump keeps such builds out (`schemaTooNew`).
+        "SELECT 1",
     ]
 
     /// Highest schema version this build understands.
