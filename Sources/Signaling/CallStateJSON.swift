@@ -16,10 +16,15 @@ struct CallStateJSON {
     private var out: [UInt8] = []
     /// True right after `{`, `[` or a key: the next value or key needs no comma.
     private var fresh = true
+    /// Write every description's `sdp` as "" (the store keeps the bodies apart,
+    /// ``CallDescriptions``).
+    private var omittingSDP = false
 
-    static func encode(_ state: CallState) -> Data {
+    static func encode(_ state: CallState, omittingSDP: Bool = false) -> Data {
         var w = CallStateJSON()
-        w.out.reserveCapacity(1024 + (state.negotiation.pendingOffer?.description.sdp.utf8.count ?? 0)
+        w.omittingSDP = omittingSDP
+        // 1024: a state without SDP bodies (participation of a few devices, some candidates).
+        w.out.reserveCapacity(omittingSDP ? 1024 : 1024 + (state.negotiation.pendingOffer?.description.sdp.utf8.count ?? 0)
             + (state.negotiation.lastAnswer?.description.sdp.utf8.count ?? 0))
         w.callState(state)
         return Data(w.out)
@@ -111,7 +116,7 @@ struct CallStateJSON {
         int("generation", value.generation)
         key("description")
         open("{")
-        string("sdp", value.description.sdp)
+        string("sdp", omittingSDP ? "" : value.description.sdp)
         close("}")
         close("}")
     }

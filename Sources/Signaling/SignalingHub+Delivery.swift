@@ -8,7 +8,10 @@ extension SignalingHub {
     func loadState(_ callID: String) throws -> CallState? {
         if let cached = callCache[callID] { return cached }
         guard let stored = try store.loadCall(callID) else { return nil }
-        let state = try CallStateCodec.decode(stored.state)
+        let state = try CallStateCodec.decode(stored.state, descriptions: stored.descriptions)
+        // A row written before schema 3 holds its SDP inline: its next write must store the
+        // bodies apart even if they did not change, or they would be lost.
+        if stored.descriptions.isEmpty, !CallDescriptions(state).isEmpty { descriptionsInline.insert(callID) }
         if !state.phase.isTerminal { callCache[callID] = state }
         return state
     }
@@ -48,19 +51,28 @@ extension SignalingHub {
             }
         }
         var storedCall: StoredCall?
+        var descriptionsChanged = true
         if let state = step.state, state != prior {
             var participants = [state.caller.account]
             if state.callee != state.caller.account { participants.append(state.callee) }
-            storedCall = StoredCall(callID: callID, revision: state.revision, state: try CallStateCodec.encode(state),
+            // The SDP bodies go to their own row, written only when they change (invite,
+            // answer, renegotiation, end): the call row is rewritten on every step.
+            let encoded = CallStateCodec.encodeForStore(state)
+            storedCall = StoredCall(callID: callID, revision: state.revision, state: encoded.state,
                                     isTerminal: state.phase.isTerminal, participants: participants,
-                                    createdAt: state.createdAt, updatedAt: time.wall)
+                                    createdAt: state.createdAt, updatedAt: time.wall, descriptions: encoded.descriptions)
+            if let prior, !descriptionsInline.contains(callID) {
+                descriptionsChanged = CallDescriptions(prior) != CallDescriptions(state)
+            }
         }
         let entries = try store.commit(StepCommit(callID: callID, expectedRevision: prior?.revision, call: storedCall,
                                                   processedEvent: processed, outbox: outbox, setDeadlines: setDeadlines,
-                                                  cancelDeadlines: cancelDeadlines, now: time.wall))
+                                                  cancelDeadlines: cancelDeadlines, now: time.wall,
+                                                  descriptionsChanged: descriptionsChanged))
         if let state = step.state {
             callCache[callID] = state.phase.isTerminal ? nil : state
         }
+        if storedCall != nil { descriptionsInline.remove(callID) }
         var actions: [HubAction] = []
         for entry in entries {
             let device = DeviceKey(account: entry.device.account, device: entry.device.device)

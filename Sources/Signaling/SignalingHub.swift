@@ -23,6 +23,9 @@ public final class SignalingHub {
     /// Non-terminal calls kept decoded, so the hot path does not decode JSON per command.
     /// The store stays the truth: a revision conflict drops the entry and reloads.
     var callCache: [String: CallState] = [:]
+    /// Calls whose stored row still holds the SDP bodies inline (written before schema 3):
+    /// their next write stores the bodies apart (``CallDescriptions``).
+    var descriptionsInline: Set<String> = []
     var lastHousekeepingMono: Int64 = .min / 4  // "long ago" without overflow in subtraction
     var lastPurgeWall: Int64 = .min / 4
     /// Counters for /metrics-style reporting and tests.

@@ -57,6 +57,10 @@ extension SQLiteCallStore {
         }
         guard var call = row else { return nil }
         call.participants = try participants(of: callID, in: connection)
+        call.descriptions = try connection.with("SELECT body FROM call_descriptions WHERE call_id = ?1") { statement in
+            try statement.bind(1, callID)
+            return try statement.step() ? statement.data(0) : Data()
+        }
         return call
     }
 

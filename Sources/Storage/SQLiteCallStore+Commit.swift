@@ -19,9 +19,7 @@ extension SQLiteCallStore {
                 for deadline in step.setDeadlines {
                     try Self.upsertDeadline(deadline, in: connection)
                 }
-                return try step.outbox.map { device, payload in
-                    try Self.append(payload, to: device, now: step.now, in: connection)
-                }
+                return try Self.append(step.outbox, now: step.now, in: connection)
             }
         }
     }
@@ -75,6 +73,7 @@ extension SQLiteCallStore {
             guard connection.changes == 1 else {
                 throw StorageError.revisionConflict(current: try revision(of: call.callID, in: connection))
             }
+            if step.descriptionsChanged { try writeDescriptions(of: call, in: connection) }
             let stored = try participantRows(of: call.callID, isTerminal: call.isTerminal, in: connection)
             if stored.accounts != call.participants {
                 try connection.with("DELETE FROM call_participants WHERE call_id = ?1") { statement in
@@ -105,6 +104,27 @@ extension SQLiteCallStore {
                 throw StorageError.revisionConflict(current: try revision(of: call.callID, in: connection))
             }
             try insertParticipants(of: call, in: connection)
+            if !call.descriptions.isEmpty { try writeDescriptions(of: call, in: connection) }
+        }
+    }
+
+    /// Upserts the call's descriptions row, or deletes it when they are empty. An upsert
+    /// on insert too: a row of a purged call with the same ID must not survive.
+    private static func writeDescriptions(of call: StoredCall, in connection: SQLiteConnection) throws {
+        if call.descriptions.isEmpty {
+            try connection.with("DELETE FROM call_descriptions WHERE call_id = ?1") { statement in
+                try statement.bind(1, call.callID)
+                try statement.run()
+            }
+            return
+        }
+        try connection.with("""
+            INSERT INTO call_descriptions (call_id, body) VALUES (?1, ?2)
+            ON CONFLICT (call_id) DO UPDATE SET body = excluded.body
+            """) { statement in
+            try statement.bind(1, call.callID)
+            try statement.bind(2, call.descriptions)
+            try statement.run()
         }
     }
 
@@ -128,34 +148,5 @@ extension SQLiteCallStore {
                 try statement.run()
             }
         }
-    }
-
-    /// Assigns the device's next seq (upsert on its cursor row) and stores the entry.
-    private static func append(
-        _ payload: Data, to device: StoredDeviceKey, now: Int64, in connection: SQLiteConnection
-    ) throws -> OutboxEntry {
-        let seq = try connection.with("""
-            INSERT INTO outbox_cursors (account, device, last_seq, acked_seq) VALUES (?1, ?2, 1, 0)
-            ON CONFLICT (account, device) DO UPDATE SET last_seq = last_seq + 1
-            RETURNING last_seq
-            """) { statement -> Int64 in
-            try statement.bind(1, device.account)
-            try statement.bind(2, device.device)
-            guard try statement.step() else { throw StorageError.corrupt("seq upsert returned no row") }
-            let seq = statement.int64(0)
-            try statement.run()
-            return seq
-        }
-        try connection.with("""
-            INSERT INTO outbox (account, device, seq, payload, created_at) VALUES (?1, ?2, ?3, ?4, ?5)
-            """) { statement in
-            try statement.bind(1, device.account)
-            try statement.bind(2, device.device)
-            try statement.bind(3, seq)
-            try statement.bind(4, payload)
-            try statement.bind(5, now)
-            try statement.run()
-        }
-        return OutboxEntry(device: device, seq: seq, payload: payload, createdAt: now)
     }
 }

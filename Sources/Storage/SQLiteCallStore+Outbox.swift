@@ -27,25 +27,28 @@ extension SQLiteCallStore {
 
     public func lastSeq(for device: StoredDeviceKey) throws -> Int64 {
         try locked { connection in
-            try connection.with("SELECT last_seq FROM outbox_cursors WHERE account = ?1 AND device = ?2") { statement in
-                try statement.bind(1, device.account)
-                try statement.bind(2, device.device)
-                return try statement.step() ? statement.int64(0) : 0
-            }
+            try Self.lastSeq(of: device, in: connection)
         }
     }
 
     public func acknowledge(device: StoredDeviceKey, upTo seq: Int64) throws {
         try locked { connection in
             try connection.immediateTransaction {
-                // Clamped to last_seq: acknowledging seqs not yet assigned must not hide them later.
+                // Clamped to the last seq: acknowledging seqs not yet assigned must not hide
+                // them later, and `append` derives the last seq from `acked_seq` once the
+                // entries are trimmed. The cursor row is created by the first ack.
+                let last = try Self.lastSeq(of: device, in: connection)
+                let acked = min(seq, last)
+                guard acked > 0 else { return }
                 try connection.with("""
-                    UPDATE outbox_cursors SET acked_seq = MAX(acked_seq, MIN(?3, last_seq))
-                    WHERE account = ?1 AND device = ?2
+                    INSERT INTO outbox_cursors (account, device, last_seq, acked_seq) VALUES (?1, ?2, ?4, ?3)
+                    ON CONFLICT (account, device) DO UPDATE
+                    SET acked_seq = MAX(acked_seq, excluded.acked_seq), last_seq = MAX(last_seq, excluded.last_seq)
                     """) { statement in
                     try statement.bind(1, device.account)
                     try statement.bind(2, device.device)
-                    try statement.bind(3, seq)
+                    try statement.bind(3, acked)
+                    try statement.bind(4, last)
                     try statement.run()
                 }
                 try connection.with("""

@@ -6,9 +6,17 @@ extension SQLiteCallStore {
         try locked { connection in
             try connection.immediateTransaction {
                 var counts = PurgeCounts()
-                // Deadlines first (they reference the calls about to go); participants cascade.
+                // Deadlines and descriptions first (they reference the calls about to go);
+                // participants cascade.
                 try connection.with("""
                     DELETE FROM deadlines WHERE call_id IN
+                    (SELECT call_id FROM calls WHERE is_terminal = 1 AND updated_at < ?1)
+                    """) { statement in
+                    try statement.bind(1, terminalCallsUpdatedBefore)
+                    try statement.run()
+                }
+                try connection.with("""
+                    DELETE FROM call_descriptions WHERE call_id IN
                     (SELECT call_id FROM calls WHERE is_terminal = 1 AND updated_at < ?1)
                     """) { statement in
                     try statement.bind(1, terminalCallsUpdatedBefore)

@@ -10,6 +10,15 @@ final class SQLiteConnection {
     private var cache: [String: SQLiteStatement] = [:]
     /// True while ``batchTransaction(_:)`` runs: step transactions become savepoints.
     private var inBatch = false
+    /// True between a BEGIN IMMEDIATE and its COMMIT/ROLLBACK.
+    private(set) var holdsWriteLock = false
+    /// Last outbox seq per device as this connection last saw it (see
+    /// `SQLiteCallStore.append`). Valid while no other connection has committed (checked
+    /// with `PRAGMA data_version` when the write lock is taken) and nothing this connection
+    /// wrote was rolled back (cleared on every rollback, of a step or of a transaction).
+    var seqCache: [StoredDeviceKey: Int64] = [:]
+    /// `PRAGMA data_version` when `seqCache` was last known valid.
+    private var dataVersion: Int64 = -1
 
     /// 5 s: far longer than any single commit here (tens of microseconds), so a second process
     /// sharing the file waits for the write lock instead of failing; short enough that a wedged
@@ -50,6 +59,9 @@ final class SQLiteConnection {
     }
 
     // MARK: Statements.
+
+    /// The SQL of every statement prepared so far (tests check their query plans).
+    var preparedSQL: [String] { cache.keys.sorted() }
 
     /// Runs `body` with the cached statement for `sql`, resetting it afterwards.
     func with<T>(_ sql: String, _ body: (SQLiteStatement) throws -> T) throws -> T {
@@ -116,6 +128,7 @@ final class SQLiteConnection {
                 return result
             } catch {
                 if let db { sqlite3_exec(db, "ROLLBACK TO step; RELEASE step", nil, nil, nil) }
+                seqCache.removeAll()
                 throw error
             }
         }
@@ -142,11 +155,24 @@ final class SQLiteConnection {
     /// `begin` … COMMIT; ROLLBACK on any error (including a failed COMMIT).
     private func transaction<T>(begin: String, _ body: () throws -> T) throws -> T {
         try execute(begin)
+        let writing = begin == "BEGIN IMMEDIATE"
         do {
+            if writing {
+                holdsWriteLock = true
+                // Another connection (process) committed since: its appends moved seqs.
+                let version = try scalarInt("PRAGMA data_version") ?? 0
+                if version != dataVersion {
+                    seqCache.removeAll()
+                    dataVersion = version
+                }
+            }
             let result = try body()
             try execute("COMMIT")
+            holdsWriteLock = false
             return result
         } catch {
+            holdsWriteLock = false
+            seqCache.removeAll()
             rollbackIfActive()
             throw error
         }

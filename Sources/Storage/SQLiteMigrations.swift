@@ -93,6 +93,25 @@ enum SQLiteMigrations {
         DROP INDEX call_participants_account;
         CREATE INDEX call_participants_live ON call_participants(account, call_id) WHERE is_terminal = 0;
         """,
+        // 3: the session descriptions (SDP offer/answer, 2.5–3 KB each) leave the call row.
+        // The call row is rewritten on every step of a call (ringing per device, answer,
+        // every candidate, mediaConnected, hangup: ~11 per benchmark setup), and SQLite
+        // rewrites a row as a whole, overflow pages included, so each step wrote 3–6 KB of
+        // SDP again (profile: the call row ~9 % of the server's CPU). Here the descriptions
+        // are written only by the steps that change them (invite, answer, renegotiation).
+        // No foreign key: the FK check would cost a lookup of the call per write; purge
+        // deletes these rows with their call explicitly, as it does deadlines.
+        """
+        CREATE TABLE call_descriptions (
+            call_id TEXT NOT NULL PRIMARY KEY,
+            body    BLOB NOT NULL
+        ) STRICT, WITHOUT ROWID;
+        """,
+        // 4: no schema change. From here on an append no longer bumps
+        // `outbox_cursors.last_seq` (the last seq is derived, see `SQLiteCallStore.append`);
+        // a build that still reads `last_seq` as the counter would reuse seqs, so the
+        // version bump keeps such builds out (`schemaTooNew`).
+        "SELECT 1",
     ]
 
     /// Highest schema version this build understands.

@@ -23,6 +23,11 @@ public struct StepCommit: Sendable {
     public var cancelDeadlines: [(callID: String, kind: String)]
     /// Time of the step, stored as the outbox entries' `createdAt`.
     public var now: Int64
+    /// Whether `call.descriptions` differs from what is stored, i.e. must be written. False
+    /// leaves the stored descriptions as they are (most steps: ringing, candidates, hangup).
+    /// Ignored for an insert, which always stores non-empty descriptions. True (the default)
+    /// is always correct, only slower.
+    public var descriptionsChanged: Bool
 
     public init(
         callID: String,
@@ -32,7 +37,8 @@ public struct StepCommit: Sendable {
         outbox: [(StoredDeviceKey, Data)] = [],
         setDeadlines: [Deadline] = [],
         cancelDeadlines: [(callID: String, kind: String)] = [],
-        now: Int64
+        now: Int64,
+        descriptionsChanged: Bool = true
     ) {
         self.callID = callID
         self.expectedRevision = expectedRevision
@@ -42,5 +48,6 @@ public struct StepCommit: Sendable {
         self.setDeadlines = setDeadlines
         self.cancelDeadlines = cancelDeadlines
         self.now = now
+        self.descriptionsChanged = descriptionsChanged
     }
 }

@@ -18,10 +18,15 @@ public struct StoredCall: Sendable, Equatable {
     public var participants: [String]
     public var createdAt: Int64
     public var updatedAt: Int64
+    /// Opaque large part of the state that changes on few steps (the hub keeps the SDP
+    /// offer/answer bodies here), stored in a row of its own so that the call row, rewritten
+    /// on every step, stays small. Written only when ``StepCommit/descriptionsChanged``;
+    /// empty = none (the row is deleted).
+    public var descriptions: Data
 
     public init(
         callID: String, revision: Int64, state: Data, isTerminal: Bool,
-        participants: [String], createdAt: Int64, updatedAt: Int64
+        participants: [String], createdAt: Int64, updatedAt: Int64, descriptions: Data = Data()
     ) {
         self.callID = callID
         self.revision = revision
@@ -30,5 +35,6 @@ public struct StoredCall: Sendable, Equatable {
         self.participants = participants
         self.createdAt = createdAt
         self.updatedAt = updatedAt
+        self.descriptions = descriptions
     }
 }

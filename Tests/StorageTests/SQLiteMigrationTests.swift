@@ -28,7 +28,7 @@ final class SQLiteMigrationTests: StorageTestCase {
         store.close()
         let connection = try SQLiteConnection(path: databasePath)
         defer { connection.close() }
-        XCTAssertEqual(try connection.scalarInt("PRAGMA user_version"), 2)
+        XCTAssertEqual(try connection.scalarInt("PRAGMA user_version"), Int64(SQLiteCallStore.schemaVersion))
         XCTAssertEqual(try connection.scalarInt("SELECT count(*) FROM call_participants WHERE is_terminal = 1"), 2)
         XCTAssertEqual(try connection.scalarInt("SELECT count(*) FROM sqlite_master WHERE name = 'call_participants_account'"), 0)
     }

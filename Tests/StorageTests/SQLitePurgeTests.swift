@@ -49,9 +49,10 @@ final class SQLitePurgeTests: StorageTestCase {
         let store = try openStore()
         try store.commit(StepCommit(callID: "x", expectedRevision: nil,
                                     outbox: [(bobPhone, Data("1".utf8)), (bobPhone, Data("2".utf8))], now: 0))
-        // Simulate a writer that advanced the cursor without trimming.
+        // Simulate a writer that advanced the cursor without trimming (the cursor row is
+        // created by the first acknowledgement).
         try store.locked { connection in
-            try connection.executeScript("UPDATE outbox_cursors SET acked_seq = 1 WHERE account = 'bob'")
+            try connection.executeScript("INSERT INTO outbox_cursors (account, device, last_seq, acked_seq) VALUES ('bob', 'phone', 0, 1)")
         }
         XCTAssertEqual(try store.purge(terminalCallsUpdatedBefore: 0, eventsProcessedBefore: 0).outboxEntries, 1)
         XCTAssertEqual(try store.outbox(for: bobPhone, after: 0, limit: 10).map(\.seq), [2])

@@ -1,0 +1,70 @@
+import Foundation
+import XCTest
+@testable import Storage
+
+/// `StoredCall.descriptions` (schema 3): kept in `call_descriptions`, apart from the call row,
+/// and written only by the steps that say they changed them.
+final class SQLiteDescriptionsTests: StorageTestCase {
+    private let offer = Data(("v=0\r\n" + String(repeating: "a=candidate:1 1 udp 1 192.0.2.1 5000 typ host\r\n", count: 60)).utf8)
+    private let answer = Data("v=0\r\na=ice-ufrag:wxyz\r\n".utf8)
+
+    private func descriptionRows(_ path: String) throws -> Int64? {
+        let connection = try SQLiteConnection(path: path)
+        defer { connection.close() }
+        return try connection.scalarInt("SELECT count(*) FROM call_descriptions")
+    }
+
+    func testDescriptionsAreStoredApartAndWrittenOnlyWhenChanged() throws {
+        let store = try openStore()
+        var stored = call("c1", revision: 1)
+        stored.descriptions = offer
+        try store.commit(StepCommit(callID: "c1", expectedRevision: nil, call: stored, now: 1_000, descriptionsChanged: false))
+        XCTAssertEqual(try store.loadCall("c1")?.descriptions, offer, "an insert always stores them")
+
+        // A step that says nothing changed leaves the stored bodies alone, whatever it carries.
+        var next = call("c1", revision: 2, state: "{\"step\":2}")
+        next.descriptions = Data("ignored".utf8)
+        try store.commit(StepCommit(callID: "c1", expectedRevision: 1, call: next, now: 1_001, descriptionsChanged: false))
+        XCTAssertEqual(try store.loadCall("c1")?.state, Data("{\"step\":2}".utf8))
+        XCTAssertEqual(try store.loadCall("c1")?.descriptions, offer)
+
+        next = call("c1", revision: 3)
+        next.descriptions = answer
+        try store.commit(StepCommit(callID: "c1", expectedRevision: 2, call: next, now: 1_002))
+        XCTAssertEqual(try openStore().loadCall("c1")?.descriptions, answer, "durable, seen by another connection")
+
+        next = call("c1", revision: 4)
+        try store.commit(StepCommit(callID: "c1", expectedRevision: 3, call: next, now: 1_003, descriptionsChanged: true))
+        XCTAssertEqual(try store.loadCall("c1")?.descriptions, Data())
+        XCTAssertEqual(try descriptionRows(databasePath), 0, "empty descriptions delete the row")
+    }
+
+    func testConflictingStepWritesNoDescriptions() throws {
+        let store = try openStore()
+        var first = call("c1", revision: 1)
+        first.descriptions = offer
+        try store.commit(StepCommit(callID: "c1", expectedRevision: nil, call: first, now: 1_000))
+        var stale = call("c1", revision: 8)
+        stale.descriptions = answer
+        assertThrows(.revisionConflict(current: 1)) {
+            try store.commit(StepCommit(callID: "c1", expectedRevision: 7, call: stale, now: 1_001))
+        }
+        XCTAssertEqual(try store.loadCall("c1")?.descriptions, offer)
+    }
+
+    func testPurgeRemovesDescriptionsOfPurgedCalls() throws {
+        let store = try openStore()
+        var ended = call("old", revision: 1, terminal: true, at: 10)
+        ended.descriptions = offer
+        var live = call("live", revision: 1, at: 10)
+        live.descriptions = answer
+        try store.commit(StepCommit(callID: "old", expectedRevision: nil, call: ended, now: 10))
+        try store.commit(StepCommit(callID: "live", expectedRevision: nil, call: live, now: 10))
+        XCTAssertEqual(try store.purge(terminalCallsUpdatedBefore: 100, eventsProcessedBefore: 0).calls, 1)
+        XCTAssertEqual(try descriptionRows(databasePath), 1)
+        XCTAssertEqual(try store.loadCall("live")?.descriptions, answer)
+        // A new call reusing the purged ID starts without the old bodies.
+        try store.commit(StepCommit(callID: "old", expectedRevision: nil, call: call("old", revision: 1), now: 200))
+        XCTAssertEqual(try store.loadCall("old")?.descriptions, Data())
+    }
+}
