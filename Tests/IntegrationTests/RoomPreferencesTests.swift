@@ -96,9 +96,9 @@ final class RoomPreferencesTests: RoomPeerCase {
         let text = String(decoding: try http(server, "GET", "/metrics").body, as: UTF8.self)
         let labels = "{publisher=\"\(publisher)\",track=\"\(track)\",kind=\"video\",subscriber=\"\(subscriber)\"}"
         func value(_ name: String) throws -> Double {
-            let line = try XCTUnwrap(text.split(separator: "\n").first { $0.hasPrefix(name + labels + " ") },
-                                     "no \(name)\(labels) in /metrics", file: file, line: line)
-            return try XCTUnwrap(Double(line.split(separator: " ").last ?? ""), file: file, line: line)
+            let sample = try XCTUnwrap(text.split(separator: "\n").first { $0.hasPrefix(name + labels + " ") },
+                                       "no \(name)\(labels) in /metrics", file: file, line: line)
+            return try XCTUnwrap(Double(sample.split(separator: " ").last ?? ""), file: file, line: line)
         }
         return Cap(maxLayer: try value("switchboard_sfu_subscriber_max_layer"), maxWidth: try value("switchboard_sfu_subscriber_max_width"),
                    maxHeight: try value("switchboard_sfu_subscriber_max_height"))

@@ -8,7 +8,8 @@ import XCTest
 /// The media-plane side of `sfu.preferences` (docs/protocol.md §9) against a real SFU worker
 /// pool on 127.0.0.1, and the browser client's script that sends it.
 final class SFUPreferencesPlaneTests: XCTestCase {
-    private func answer(_ plane: SFUMediaPlane, _ member: DeviceKey, _ preferences: SFUPreferences) -> Result<Void, SFUPreferencesError>? {
+    /// The refusal's code, "accepted", or nil without a completion.
+    private func answer(_ plane: SFUMediaPlane, _ member: DeviceKey, _ preferences: SFUPreferences) -> String? {
         let done = DispatchSemaphore(value: 0)
         var outcome: Result<Void, SFUPreferencesError>?
         plane.setPreferences(member: member, preferences: preferences) { result in
@@ -16,7 +17,11 @@ final class SFUPreferencesPlaneTests: XCTestCase {
             done.signal()
         }
         XCTAssertEqual(done.wait(timeout: .now() + 10), .success, "no completion")
-        return outcome
+        switch outcome {
+        case .success?: return "accepted"
+        case .failure(let error)?: return error.code
+        case nil: return nil
+        }
     }
 
     func testPoolRefusesMembersWithoutASessionAndOutOfRangeValues() throws {
@@ -28,26 +33,29 @@ final class SFUPreferencesPlaneTests: XCTestCase {
         let alice = DeviceKey(account: "alice", device: "laptop")
         let valid = SFUPreferences(publisher: alice, mid: "1", maxWidth: 640, maxHeight: 360, maxLayer: 1)
         // No media session: the device has not offered yet.
-        XCTAssertEqual(answer(plane, bob, valid), .failure(.notInRoom))
+        XCTAssertEqual(answer(plane, bob, valid), "notInRoom")
         // Range problems are refused before the pool is asked (the hub refuses them first).
         var tooWide = valid
         tooWide.maxWidth = 16_384
-        XCTAssertEqual(answer(plane, bob, tooWide), .failure(.badSize))
+        XCTAssertEqual(answer(plane, bob, tooWide), "badSize")
         var badLayer = valid
         badLayer.maxLayer = 3
-        XCTAssertEqual(answer(plane, bob, badLayer), .failure(.badLayer))
+        XCTAssertEqual(answer(plane, bob, badLayer), "badLayer")
         // The pool itself: unknown subscriber, and the SFU's own guards on non-positive values.
         let done = DispatchSemaphore(value: 0)
-        var results: [Result<Void, SFUPreferenceError>] = []
+        var results: [String] = []
         for (width, layer) in [(640, 1), (0, 1), (640, -1)] {
             pool.workers[0].setPreferences(member: MemberID(account: "bob", device: "phone"), publisher: MemberID(account: "alice", device: "laptop"),
                                            mid: "1", maxWidth: width, maxHeight: 360, maxLayer: layer) { result in
-                results.append(result)
+                switch result {
+                case .success: results.append("accepted")
+                case .failure(let error): results.append(error.code)
+                }
                 done.signal()
             }
             XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
         }
-        XCTAssertEqual(results, [.failure(.noSession), .failure(.badSize), .failure(.badLayer)])
+        XCTAssertEqual(results, ["noSession", "badSize", "badLayer"])
     }
 
     func testEveryMediaPlaneRefusalHasItsOwnProtocolCode() {
