@@ -12,6 +12,9 @@ extension WebClient {
     /// publisher on a freed section) is named correctly.
     ///
     /// `window.switchboard.preferences` holds the last preference per tile (tests read it).
+    /// `?adaptive=0` sends none: the SFU then chooses from the downlink estimate alone (tests
+    /// of bandwidth-driven switching, whose 240x180 tiles would otherwise cap every subscriber
+    /// at the layer covering 240x180).
     static let preferencesScript = #"""
     // 500 ms: a window resize or a layout transition fires a callback per frame; one command
     // once the size has settled. The protocol's rate limit (50/s) is never approached.
@@ -25,11 +28,12 @@ extension WebClient {
     // answered may find no track yet; a few retries cover a renegotiation round trip.
     const PREFERENCE_RETRY_MS = 2000, PREFERENCE_RETRIES = 3;
     sb.preferences = {};
+    sb.adaptive = params.get("adaptive") !== "0";
     const preferenceWatch = new Map();   // <video> → { observer, timer, transceiver, publisher, sent }
 
     /** Watches the rendered size of `video`, which shows `publisher`'s track received on `transceiver`. */
     function watchTileSize(transceiver, publisher, video) {
-      if (!transceiver || typeof ResizeObserver === "undefined") return;
+      if (!sb.adaptive || !transceiver || typeof ResizeObserver === "undefined") return;
       let watch = preferenceWatch.get(video);
       if (watch) { watch.transceiver = transceiver; watch.publisher = publisher; return; }
       watch = { observer: null, timer: null, transceiver, publisher, sent: null, retries: 0 };
@@ -39,6 +43,9 @@ extension WebClient {
       });
       preferenceWatch.set(video, watch);
       watch.observer.observe(video);
+      // Also once without a resize: a background tab runs no rendering steps, so its
+      // ResizeObserver stays silent until the tab is shown, while timers still run.
+      watch.timer = setTimeout(() => sendPreference(video, watch), PREFERENCE_DEBOUNCE_MS);
     }
 
     /** The msid track id of the server's section `mid` when it carries `publisher`'s stream. */
