@@ -19,8 +19,9 @@ extension WebClient {
     // 500 ms: a window resize or a layout transition fires a callback per frame; one command
     // once the size has settled. The protocol's rate limit (50/s) is never approached.
     const PREFERENCE_DEBOUNCE_MS = 500;
-    // 15 %: smaller changes never cross a simulcast layer boundary (layers differ by 2x), so
-    // sending them would only cost commands.
+    // 15 %: simulcast layers differ by 2x per side, so a smaller change seldom moves the
+    // covering layer; sending every step of a drag or a layout transition would only cost
+    // commands.
     const PREFERENCE_CHANGE = 0.15;
     // 16383: the protocol's bound (largest VP8 frame dimension).
     const PREFERENCE_MAX = 16383;
@@ -35,17 +36,25 @@ extension WebClient {
     function watchTileSize(transceiver, publisher, video) {
       if (!sb.adaptive || !transceiver || typeof ResizeObserver === "undefined") return;
       let watch = preferenceWatch.get(video);
-      if (watch) { watch.transceiver = transceiver; watch.publisher = publisher; return; }
+      if (watch) {
+        // A new track on this tile (the publisher republished, or its section was renegotiated):
+        // the server's subscription may be new, so state the preference again.
+        Object.assign(watch, { transceiver, publisher, sent: null, retries: 0 });
+        return schedulePreference(video, watch, PREFERENCE_DEBOUNCE_MS);
+      }
       watch = { observer: null, timer: null, transceiver, publisher, sent: null, retries: 0 };
-      watch.observer = new ResizeObserver(() => {
-        clearTimeout(watch.timer);
-        watch.timer = setTimeout(() => sendPreference(video, watch), PREFERENCE_DEBOUNCE_MS);
-      });
+      watch.observer = new ResizeObserver(() => schedulePreference(video, watch, PREFERENCE_DEBOUNCE_MS));
       preferenceWatch.set(video, watch);
       watch.observer.observe(video);
       // Also once without a resize: a background tab runs no rendering steps, so its
       // ResizeObserver stays silent until the tab is shown, while timers still run.
-      watch.timer = setTimeout(() => sendPreference(video, watch), PREFERENCE_DEBOUNCE_MS);
+      schedulePreference(video, watch, PREFERENCE_DEBOUNCE_MS);
+    }
+
+    /** (Re)starts the tile's timer: the preference goes out `ms` after the last call. */
+    function schedulePreference(video, watch, ms) {
+      clearTimeout(watch.timer);
+      watch.timer = setTimeout(() => sendPreference(video, watch), ms);
     }
 
     /** The msid track id of the server's section `mid` when it carries `publisher`'s stream. */
@@ -70,11 +79,7 @@ extension WebClient {
       const width = Math.min(PREFERENCE_MAX, Math.round(rect.width * scale));
       const height = Math.min(PREFERENCE_MAX, Math.round(rect.height * scale));
       if (width < 1 || height < 1 || !sb.room) return;
-      const retry = () => {
-        if (++watch.retries > PREFERENCE_RETRIES) return;
-        clearTimeout(watch.timer);
-        watch.timer = setTimeout(() => sendPreference(video, watch), PREFERENCE_RETRY_MS);
-      };
+      const retry = () => { if (++watch.retries <= PREFERENCE_RETRIES) schedulePreference(video, watch, PREFERENCE_RETRY_MS); };
       const track = forwardedTrackID(watch.transceiver.mid, watch.publisher);
       if (!track) return retry();
       const last = watch.sent;
