@@ -36,7 +36,7 @@ final class SFUMediaPlane: MediaPlane {
     func setPreferences(member: DeviceKey, preferences p: SFUPreferences,
                         completion: @escaping (Result<Void, SFUPreferencesError>) -> Void) {
         // In range by the hub's check (≤ 16383, ≤ 2): the conversions cannot trap.
-        guard p.problem == nil else { return completion(.failure(p.problem ?? .badSize)) }
+        if let problem = p.problem { return completion(.failure(problem)) }
         sfu.setPreferences(member: MemberID(member), publisher: MemberID(p.publisher), mid: p.mid, maxWidth: Int(p.maxWidth),
                            maxHeight: Int(p.maxHeight), maxLayer: p.maxLayer.map { Int($0) }) { result in
             completion(result.mapError(Self.wire))
