@@ -120,6 +120,21 @@ public final class RoomClient {
         return answered
     }
 
+    /// `sfu.preferences`: how large this device renders `publisher`'s ("account/device") video
+    /// track `mid` (the publisher's mid), so the SFU forwards the lowest layer covering it,
+    /// capped at `maxLayer` when given. Returns the server's outcome: `.accepted` or
+    /// `.rejected(code:…)` (badSize, badLayer, notInRoom, unknownPublisher, unknownTrack).
+    @discardableResult
+    public func setPreferences(publisher: String, mid: String, maxWidth: Int, maxHeight: Int, maxLayer: Int? = nil,
+                               timeout: TimeInterval = 10) throws(RoomError) -> RoomMessages.Outcome {
+        let command: RoomMessages.Command
+        do {
+            command = try RoomMessages.preferences(room: room, .init(publisher: publisher, mid: mid, maxWidth: maxWidth,
+                                                                     maxHeight: maxHeight, maxLayer: maxLayer))
+        } catch { throw .peer(error) }
+        return try send(command, timeout: timeout)
+    }
+
     /// `room.leave`.
     public func leave(timeout: TimeInterval = 10) throws(RoomError) {
         let command: RoomMessages.Command

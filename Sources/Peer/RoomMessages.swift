@@ -10,6 +10,8 @@ public enum RoomMessages {
         public var sdp: String?
         public var generation: Int64?
         public var invitees: [String]?
+        /// `sfu.preferences`: whose track, which one, and how large it is rendered.
+        public var preferences: Preferences?
 
         /// JSON fields besides `v`, `type` and `eventID`.
         public var fields: [String: Any] {
@@ -17,7 +19,32 @@ public enum RoomMessages {
             if let sdp { fields["sdp"] = sdp }
             if let generation { fields["generation"] = generation }
             if let invitees { fields["invitees"] = invitees }
+            if let preferences {
+                fields["publisher"] = preferences.publisher
+                fields["mid"] = preferences.mid
+                fields["maxWidth"] = preferences.maxWidth
+                fields["maxHeight"] = preferences.maxHeight
+                if let maxLayer = preferences.maxLayer { fields["maxLayer"] = maxLayer }
+            }
             return fields
+        }
+    }
+
+    /// The fields of `sfu.preferences` (§9): `publisher` as "account/device", the publisher's
+    /// `mid` of the video track, the rendered size in device pixels, an optional layer cap.
+    public struct Preferences: Equatable {
+        public var publisher: String
+        public var mid: String
+        public var maxWidth: Int
+        public var maxHeight: Int
+        public var maxLayer: Int?
+
+        public init(publisher: String, mid: String, maxWidth: Int, maxHeight: Int, maxLayer: Int? = nil) {
+            self.publisher = publisher
+            self.mid = mid
+            self.maxWidth = maxWidth
+            self.maxHeight = maxHeight
+            self.maxLayer = maxLayer
         }
     }
 
@@ -55,6 +82,14 @@ public enum RoomMessages {
     public static func answer(room: String, generation: Int64, sdp: String) throws(PeerError) -> Command {
         try validate(room: room)
         return Command(type: "sfu.answer", room: room, sdp: sdp, generation: generation)
+    }
+
+    /// A subscriber's preference for one received video track. Only the room name is checked
+    /// here: sizes and layers go to the server as given, so tests can send out-of-range values
+    /// and see the server's refusal (`badSize`, `badLayer`).
+    public static func preferences(room: String, _ preferences: Preferences) throws(PeerError) -> Command {
+        try validate(room: room)
+        return Command(type: "sfu.preferences", room: room, preferences: preferences)
     }
 
     /// What the server said to a command.

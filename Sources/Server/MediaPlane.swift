@@ -1,4 +1,5 @@
 import CallCore
+import Signaling
 
 /// What the room coordinator needs from the media plane (the SFU). The SFU runs on its own
 /// thread: completions and callbacks may arrive on any thread; the coordinator hops back to
@@ -11,6 +12,10 @@ public protocol MediaPlane: AnyObject {
     func applyAnswer(member: DeviceKey, generation: Int64, sdp: String,
                      completion: @escaping (Result<Void, MediaPlaneError>) -> Void)
     func leave(member: DeviceKey)
+    /// `member`'s rendered size and layer cap for `publisher`'s video track `mid`
+    /// (`sfu.preferences`, §9). Values are range-checked by the hub already.
+    func setPreferences(member: DeviceKey, preferences: SFUPreferences,
+                        completion: @escaping (Result<Void, SFUPreferencesError>) -> Void)
     /// Server-initiated offer for a member (coalesced renegotiation), and members removed by
     /// the media plane itself (consent expired, DTLS failure).
     func setCallbacks(onOffer: @escaping (DeviceKey, Int64, String) -> Void,

@@ -104,6 +104,8 @@ final class RoomCoordinator {
             answerRing(request, room: room, accept: true)
         case .roomDecline:
             answerRing(request, room: room, accept: false)
+        case .sfuPreferences(_, let preferences):
+            setPreferences(request, room: room, preferences)
         default:
             break
         }

@@ -2,6 +2,7 @@ import CallCore
 import DTLS
 import Foundation
 import Media
+import Signaling
 
 /// The SFU as the room coordinator's media plane: maps members and errors between the
 /// signaling vocabulary (DeviceKey, protocol codes) and the SFU's. The SFU is a worker pool
@@ -30,6 +31,28 @@ final class SFUMediaPlane: MediaPlane {
 
     func leave(member: DeviceKey) {
         sfu.leave(member: MemberID(member))
+    }
+
+    func setPreferences(member: DeviceKey, preferences p: SFUPreferences,
+                        completion: @escaping (Result<Void, SFUPreferencesError>) -> Void) {
+        // In range by the hub's check (≤ 16383, ≤ 2): the conversions cannot trap.
+        if let problem = p.problem { return completion(.failure(problem)) }
+        sfu.setPreferences(member: MemberID(member), publisher: MemberID(p.publisher), mid: p.mid, maxWidth: Int(p.maxWidth),
+                           maxHeight: Int(p.maxHeight), maxLayer: p.maxLayer.map { Int($0) }) { result in
+            completion(result.mapError(Self.wire))
+        }
+    }
+
+    /// Media-plane refusals of a preference as `sfu.preferences` codes (§9).
+    static func wire(_ error: SFUPreferenceError) -> SFUPreferencesError {
+        switch error {
+        case .noSession: return .notInRoom
+        case .unknownPublisher: return .unknownPublisher
+        case .unknownTrack: return .unknownTrack
+        case .badSize: return .badSize
+        case .badLayer: return .badLayer
+        case .notRunning: return .mediaUnavailable
+        }
     }
 
     func setCallbacks(onOffer: @escaping (DeviceKey, Int64, String) -> Void,

@@ -49,6 +49,7 @@ extension SwitchboardServer {
                 + "kind=\"\(track.kind)\",subscriber=\"\(Self.labelValue($0.member.description))\"} \($0.bytesSent)"
         } }
         return lines + bytes + current + target + downlinkMetricsLines(stats.total.members) + perSubscriber + subscriberBytes
+            + preferenceMetricsLines()
     }
 
     /// Each subscriber's downlink estimate and its parts (Router.downlinkStats): what the
@@ -77,6 +78,40 @@ extension SwitchboardServer {
             }
         }
         return out
+    }
+
+    /// Prometheus lines for subscribers' own limits (`sfu.preferences`, protocol §9) per
+    /// received video track: the layer cap (-1: none) and the rendered size (0: none given).
+    /// Same labels as `switchboard_sfu_subscriber_layer` (kind is always video).
+    func preferenceMetricsLines() -> [String] {
+        guard let sfu else { return [] }
+        var maxLayer = [
+            "# HELP switchboard_sfu_subscriber_max_layer Largest layer a subscriber asked for (-1: no cap).",
+            "# TYPE switchboard_sfu_subscriber_max_layer gauge",
+        ]
+        var maxWidth = [
+            "# HELP switchboard_sfu_subscriber_max_width Width a subscriber renders a video track at, device pixels (0: not given).",
+            "# TYPE switchboard_sfu_subscriber_max_width gauge",
+        ]
+        var maxHeight = [
+            "# HELP switchboard_sfu_subscriber_max_height Height a subscriber renders a video track at, device pixels (0: not given).",
+            "# TYPE switchboard_sfu_subscriber_max_height gauge",
+        ]
+        for worker in sfu.stats().workers {
+            // Router participant ids are per worker: map them to members within the worker.
+            let memberOf = Dictionary(worker.members.compactMap { member in member.downlink.map { ($0.participant, member.member) } },
+                                      uniquingKeysWith: { first, _ in first })
+            for subscriber in worker.members {
+                for video in subscriber.downlink?.video ?? [] {
+                    guard let publisher = memberOf[video.publisher] else { continue }
+                    let labels = "publisher=\"\(Self.labelValue(publisher.description))\",track=\"\(Self.labelValue(video.track.raw))\",kind=\"video\",subscriber=\"\(Self.labelValue(subscriber.member.description))\""
+                    maxLayer.append("switchboard_sfu_subscriber_max_layer{\(labels)} \(video.maxLayer ?? -1)")
+                    maxWidth.append("switchboard_sfu_subscriber_max_width{\(labels)} \(video.maxWidth ?? 0)")
+                    maxHeight.append("switchboard_sfu_subscriber_max_height{\(labels)} \(video.maxHeight ?? 0)")
+                }
+            }
+        }
+        return maxLayer + maxWidth + maxHeight
     }
 
     /// Prometheus label value escaping (exposition format 0.0.4): backslash, quote, newline.

@@ -85,6 +85,7 @@ extension WebClient {
         if (!sb.remoteStreams.includes(id)) sb.remoteStreams.push(id);
         if (e.transceiver && e.transceiver.mid) sb.streamOfMid[e.transceiver.mid] = id;   // stats() labels inbound video
         videoTile("room:" + id, id).srcObject = s;
+        if (e.track.kind === "video") watchTileSize(e.transceiver, id, videoTile("room:" + id, id));   // sfu.preferences
         s.onremovetrack = () => { if (s.getTracks().length === 0) { removeTile("room:" + id); sb.remoteStreams = sb.remoteStreams.filter((x) => x !== id); } };
       };
       pc.onconnectionstatechange = () => {

@@ -12,7 +12,7 @@ import IO
 public enum WebClient {
     /// The page, assembled once: markup + the script parts (session, call, room).
     public static let page: String = markup.replacingOccurrences(
-        of: "/*SCRIPT*/", with: [sessionScript, callScript, simulcastScript, roomScript, roomRingScript].joined(separator: "\n"))
+        of: "/*SCRIPT*/", with: [sessionScript, callScript, simulcastScript, roomScript, roomRingScript, preferencesScript].joined(separator: "\n"))
 
     static func response() -> HTTPResponse {
         HTTPResponse(status: 200, headers: [

@@ -50,19 +50,21 @@ public enum CommandKind: Equatable, Sendable {
     case roomRing(room: String, invitees: [String])
     case roomAccept(room: String)
     case roomDecline(room: String)
+    /// A subscriber's rendered size (and layer cap) for one video track it receives.
+    case sfuPreferences(room: String, SFUPreferences)
 
     /// The room command's room, if this is one.
     public var room: String? {
         switch self {
         case .roomJoin(let room), .roomLeave(let room), .sfuOffer(let room, _), .sfuAnswer(let room, _, _),
-             .roomRing(let room, _), .roomAccept(let room), .roomDecline(let room): return room
+             .roomRing(let room, _), .roomAccept(let room), .roomDecline(let room), .sfuPreferences(let room, _): return room
         default: return nil
         }
     }
 
     public var callID: String? {
         switch self {
-        case .roomJoin, .roomLeave, .sfuOffer, .sfuAnswer, .roomRing, .roomAccept, .roomDecline: return nil
+        case .roomJoin, .roomLeave, .sfuOffer, .sfuAnswer, .roomRing, .roomAccept, .roomDecline, .sfuPreferences: return nil
         case .invite(_, let id, _, _): return id
         case .ringing(let id), .answer(let id, _, _), .decline(let id, _), .cancel(let id),
              .hangup(let id), .mediaConnected(let id), .mediaLost(let id), .offer(let id, _, _),
@@ -93,6 +95,7 @@ public enum CommandKind: Equatable, Sendable {
         case .roomRing: return "room.ring"
         case .roomAccept: return "room.accept"
         case .roomDecline: return "room.decline"
+        case .sfuPreferences: return "sfu.preferences"
         }
     }
 }
@@ -221,6 +224,7 @@ extension ClientMessage {
             guard invitees.allSatisfy(WireIdentifier.isValid) else { throw WireError.invalidIdentifier(field: "invitees") }
             kind = .roomRing(room: try room(), invitees: invitees)
         case "sfu.offer": kind = .sfuOffer(room: try room(), sdp: try sdp(required: true)!)
+        case "sfu.preferences": kind = .sfuPreferences(room: try room(), try preferences(raw))
         case "sfu.answer": kind = .sfuAnswer(room: try room(), generation: try generation(), sdp: try sdp(required: true)!)
         case "sdp.offer": kind = .offer(callID: try callID(), generation: try generation(), sdp: try sdp(required: true)!)
         case "sdp.answer": kind = .answerSDP(callID: try callID(), generation: try generation(), sdp: try sdp(required: true)!)

@@ -27,6 +27,9 @@ enum PayloadHash {
         case .roomRing(let room, let invitees): mix(room); invitees.forEach(mix)
         case .sfuOffer(let room, let sdp): mix(room); mix(sdp)
         case .sfuAnswer(let room, let gen, let sdp): mix(room); mix(String(gen)); mix(sdp)
+        case .sfuPreferences(let room, let p):
+            mix(room); mix(p.publisher.account); mix(p.publisher.device); mix(p.mid)
+            mix(String(p.maxWidth)); mix(String(p.maxHeight)); mix(p.maxLayer.map { String($0) } ?? "∅")
         case .candidate(let id, let gen, let cand, let mid, let index, let ufrag):
             mix(id); mix(String(gen)); mix(cand); mix(mid ?? "∅"); mix(index.map(String.init) ?? "∅"); mix(ufrag ?? "∅")
         }

@@ -26,6 +26,7 @@ private struct FrameScanner {
     private enum Field: Int {
         case v, type, eventID, callID, callee, revision, generation, sdp, candidate, sdpMid, sdpMLineIndex
         case ufrag, room, media, invitees, token, cursor
+        case publisher, mid, track, maxWidth, maxHeight, maxLayer
 
         init?(_ key: String) {
             switch key {
@@ -46,6 +47,12 @@ private struct FrameScanner {
             case "invitees": self = .invitees
             case "token": self = .token
             case "cursor": self = .cursor
+            case "publisher": self = .publisher
+            case "mid": self = .mid
+            case "track": self = .track
+            case "maxWidth": self = .maxWidth
+            case "maxHeight": self = .maxHeight
+            case "maxLayer": self = .maxLayer
             default: return nil
             }
         }
@@ -89,6 +96,9 @@ private struct FrameScanner {
         case .v: guard let n = integer(), let v = Int(exactly: n) else { return false }; raw.v = v
         case .revision: guard let n = integer() else { return false }; raw.revision = n
         case .generation: guard let n = integer() else { return false }; raw.generation = n
+        case .maxWidth: guard let n = integer() else { return false }; raw.maxWidth = n
+        case .maxHeight: guard let n = integer() else { return false }; raw.maxHeight = n
+        case .maxLayer: guard let n = integer() else { return false }; raw.maxLayer = n
         case .sdpMLineIndex: guard let n = integer(), let v = Int(exactly: n) else { return false }; raw.sdpMLineIndex = v
         case .invitees:
             guard take(UInt8(ascii: "[")) else { return false }
@@ -121,7 +131,10 @@ private struct FrameScanner {
             case .media: raw.media = text
             case .token: raw.token = text
             case .cursor: raw.cursor = text
-            case .v, .revision, .generation, .sdpMLineIndex, .invitees: return false
+            case .publisher: raw.publisher = text
+            case .mid: raw.mid = text
+            case .track: raw.track = text
+            case .v, .revision, .generation, .sdpMLineIndex, .invitees, .maxWidth, .maxHeight, .maxLayer: return false
             }
         }
         return true

@@ -18,4 +18,11 @@ struct RawFrame: Decodable, Equatable {
     var invitees: [String]?
     var token: String?
     var cursor: String?
+    // sfu.preferences (§9)
+    var publisher: String?
+    var mid: String?
+    var track: String?
+    var maxWidth: Int64?
+    var maxHeight: Int64?
+    var maxLayer: Int64?
 }

@@ -18,8 +18,12 @@ extension SignalingHub {
         if case .get(let callID) = command.kind {
             return [.send(id, get(callID, command: command, device: device, time: time))]
         }
-        if command.kind.room != nil {
-            return [.media(MediaRequest(connection: id, device: device, eventID: command.eventID, kind: command.kind))]
+        if let room = command.kind.room {
+            let request = MediaRequest(connection: id, device: device, eventID: command.eventID, kind: command.kind)
+            if case .sfuPreferences(_, let preferences) = command.kind, let problem = preferences.problem {
+                return [.send(id, RoomJSON.rejected(request, room: room, code: problem.code, message: problem.message, serverTime: time.wall))]
+            }
+            return [.media(request)]
         }
         do {
             // No lookup of the eventID first: the step's commit inserts the processed-event
@@ -187,7 +191,7 @@ extension SignalingHub {
             return .iceCandidate(device: device, generation: generation,
                                  candidate: IceCandidate(candidate: candidate, sdpMid: mid, sdpMLineIndex: index,
                                                          usernameFragment: ufrag))
-        case .invite, .get, .roomJoin, .roomLeave, .sfuOffer, .sfuAnswer, .roomRing, .roomAccept, .roomDecline:
+        case .invite, .get, .roomJoin, .roomLeave, .sfuOffer, .sfuAnswer, .roomRing, .roomAccept, .roomDecline, .sfuPreferences:
             // Handled before; never reaches here.
             return .hangup(device: device)
         }
