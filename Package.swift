@@ -49,6 +49,9 @@ let package = Package(
         // User-space UDP impairment relay for tests (the kernel here has no netem; issue 4).
         .target(name: "NetEmu", swiftSettings: v5),
         .executableTarget(name: "switchboard", dependencies: ["Server"], swiftSettings: v5),
+        // Fuzz targets per parser: libFuzzer entry with -DFUZZING -sanitize=fuzzer, corpus replay
+        // plus seeded mutations otherwise (scripts/fuzz.sh, docs/threat-model.md "Fuzzing").
+        .executableTarget(name: "switchboard-fuzz", dependencies: ["RTP", "STUN", "ICE", "SDP", "Signaling", "DTLS", "SFU", "SplitMix"]),
 
         // MARK: Tests.
         .testTarget(name: "CallCoreTests", dependencies: ["CallCore", "SplitMix"]),
@@ -69,6 +72,7 @@ let package = Package(
         .testTarget(name: "MediaTests", dependencies: ["Media", "CSocket", "ICE", "STUN", "DTLS", "SRTP", "SDP", "SFU", "RTP"], swiftSettings: v5),
         .testTarget(name: "PeerTests", dependencies: ["Peer", "Media", "ICE", "DTLS", "SRTP", "RTP", "SDP", "IO", "SignalingClient"], swiftSettings: v5),
         .testTarget(name: "NetEmuTests", dependencies: ["NetEmu"], swiftSettings: v5),
+        .testTarget(name: "FuzzTests", dependencies: ["switchboard-fuzz"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CNice", "CSRTP", "COpus", "COpenSSL", "CSoup", "CSQLite"]),
     ]
 )
