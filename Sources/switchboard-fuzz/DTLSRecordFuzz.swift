@@ -9,6 +9,7 @@ enum DTLSRecordFuzz {
         let framed = bytes.withUnsafeBytes { DTLSRecordFraming.isWellFormed($0) }
         try expect(framed == reference(bytes), "framing disagrees with the reference walk (\(framed))")
         guard framed else { return }
+        FuzzCounters.hit("dtls-record.well-formed")
         let cut = bytes.dropLast().withUnsafeBytes { DTLSRecordFraming.isWellFormed($0) }
         try expect(!cut, "well-formed after cutting the last byte")
         let doubled = (bytes + bytes).withUnsafeBytes { DTLSRecordFraming.isWellFormed($0) }

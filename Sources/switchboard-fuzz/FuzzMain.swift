@@ -10,7 +10,7 @@ struct FuzzMain {
         let options: ReplayOptions
         do { options = try ReplayOptions(arguments: Array(CommandLine.arguments.dropFirst())) } catch {
             print("switchboard-fuzz: \(error)")
-            print("usage: switchboard-fuzz [--corpus DIR] [--mutations N] [--seed S] [--artifacts DIR] [--dump I] [target…|all]")
+            print("usage: switchboard-fuzz [--corpus DIR] [--mutations N] [--mutations-for T=N] [--seed S] [--artifacts DIR] [--dump I] [target…|all]")
             print("targets: " + FuzzTarget.all.map(\.name).joined(separator: " "))
             exit(2)
         }

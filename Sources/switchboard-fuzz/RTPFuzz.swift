@@ -17,6 +17,8 @@ enum RTPFuzz {
 
     private static func check(_ buffer: UnsafeRawBufferPointer, _ bytes: [UInt8]) throws(FuzzFailure) {
         guard let view = try? RTPPacketView(buffer) else { return }
+        FuzzCounters.hit("rtp.parsed")
+        if view.hasExtension { FuzzCounters.hit("rtp.extension") }
         let fixed = 12 + 4 * view.csrcCount
         try expect(view.version == 2, "parsed a version \(view.version) packet")
         try expect(view.headerLength >= fixed, "header \(view.headerLength) shorter than fixed+CSRC \(fixed)")

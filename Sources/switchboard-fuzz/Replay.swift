@@ -19,10 +19,11 @@ enum Replay {
             let salt = saltFor(name)
             if let index = options.dump {
                 let path = options.artifacts + "/\(name)-mutation-\(index).bin"
-                FileManager.default.createFile(atPath: path, contents: Data(mutator.input(index, seed: options.seed, salt: salt)))
-                print(path)
+                let written = FileManager.default.createFile(atPath: path, contents: Data(mutator.input(index, seed: options.seed, salt: salt)))
+                print(written ? path : "switchboard-fuzz: cannot write \(path)")
                 continue
             }
+            let mutations = options.mutationsFor[name] ?? options.mutations
             var failed = false
             for seed in seeds {
                 do throws(FuzzFailure) { try target.run(seed.bytes) } catch {
@@ -30,7 +31,7 @@ enum Replay {
                     failed = true
                 }
             }
-            for index in 0..<options.mutations {
+            for index in 0..<mutations {
                 let input = mutator.input(index, seed: options.seed, salt: salt)
                 do throws(FuzzFailure) { try target.run(input) } catch {
                     report(target: name, input: input, label: "mutation \(index) (seed \(options.seed))", error: error, options: options)
@@ -39,7 +40,7 @@ enum Replay {
                 }
             }
             if failed { failures += 1 }
-            print("switchboard-fuzz: \(name): \(seeds.count) corpus inputs, \(options.mutations) mutations, \(failed ? "FAILED" : "ok")")
+            print("switchboard-fuzz: \(name): \(seeds.count) corpus inputs, \(mutations) mutations, \(failed ? "FAILED" : "ok"); reached: \(FuzzCounters.drain(prefix: name + "."))")
         }
         return failures == 0 ? 0 : 1
     }
@@ -61,8 +62,8 @@ enum Replay {
 
     private static func report(target: String, input: [UInt8], label: String, error: FuzzFailure, options: ReplayOptions) {
         let path = options.artifacts + "/fuzz-failure-\(target)-\(saltFor(label) & 0xFFFF_FFFF).bin"
-        FileManager.default.createFile(atPath: path, contents: Data(input))
+        let written = FileManager.default.createFile(atPath: path, contents: Data(input))
         print("switchboard-fuzz: \(target): invariant failed on \(label): \(error.message)")
-        print("switchboard-fuzz: input (\(input.count) bytes) written to \(path)")
+        print("switchboard-fuzz: input (\(input.count) bytes) " + (written ? "written to \(path)" : "not written (\(path) not writable)"))
     }
 }

@@ -1,11 +1,14 @@
 /// Command line of replay mode (no argument parser package: house rule).
 ///
-/// `switchboard-fuzz [--corpus DIR] [--mutations N] [--seed S] [--artifacts DIR] [--dump I] [target…]`
+/// `switchboard-fuzz [--corpus DIR] [--mutations N] [--mutations-for T=N] [--seed S] [--artifacts DIR] [--dump I] [target…]`
 struct ReplayOptions: Equatable {
     /// Root holding one directory per target (`Tests/Fuzz/Corpus`).
     var corpusRoot = "Tests/Fuzz/Corpus"
     /// Mutated inputs per target after the corpus itself; 20 000 keeps the XCTest under a minute.
     var mutations = 20_000
+    /// Per-target overrides (`--mutations-for sdp=1000`): debug builds parse SDP ~100× slower
+    /// than RTP, and the XCTest must stay under a minute.
+    var mutationsFor: [String: Int] = [:]
     var seed: UInt64 = 0x5357_4254_4348_4655  // "SWBTCHFU": any fixed value; failures must reproduce
     /// Where failing inputs are written.
     var artifacts = "."
@@ -36,6 +39,12 @@ struct ReplayOptions: Equatable {
                 let text = try value(argument)
                 guard let number = Int(text), number >= 0 else { throw .badNumber(text) }
                 mutations = number
+            case "--mutations-for":
+                let text = try value(argument)
+                let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
+                guard parts.count == 2, FuzzTarget.named(parts[0]) != nil else { throw .unknownTarget(text) }
+                guard let number = Int(parts[1]), number >= 0 else { throw .badNumber(text) }
+                mutationsFor[parts[0]] = number
             case "--seed":
                 let text = try value(argument)
                 guard let number = UInt64(text) else { throw .badNumber(text) }

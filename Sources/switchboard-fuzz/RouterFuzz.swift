@@ -71,7 +71,10 @@ enum RouterFuzz {
                 let outgoing = packet.withUnsafeBytes { buffer in
                     try? router.handleRTCP(from: sender, packet: buffer, now: now, ntp: NTPTime(unixMicroseconds: 1_700_000_000_000_000 + now))
                 }
-                if let outgoing { try checkRTCP(outgoing, members: members) }
+                if let outgoing {
+                    FuzzCounters.hit("router.rtcp-accepted")
+                    try checkRTCP(outgoing, members: members)
+                }
             } else {
                 try forward(router, packet, from: sender, now: now, batch: &batch, members: members, transportSequence: &transportSequence)
             }
@@ -90,6 +93,7 @@ enum RouterFuzz {
                 guard let inputPayload = (try? RTPPacketView(input))?.payload else {
                     throw FuzzFailure.invariant("forwarded a packet that does not parse")
                 }
+                FuzzCounters.hit("router.forwarded-packets")
                 for index in 0..<batch.count {
                     let decision = batch[index]
                     try expect(decision.subscriber != sender && members.contains(decision.subscriber), "forwarded to \(decision.subscriber) from \(sender)")
@@ -136,6 +140,7 @@ enum RouterFuzz {
                     try? router.writeProbePadding(subscriber: subscriber, now: now, transportSequenceNumber: sequence, into: $0)
                 }
                 guard let length = written ?? nil else { break }
+                FuzzCounters.hit("router.probe-padding")
                 let parses = output[..<length].withUnsafeBytes { (try? RTPPacketView($0)) != nil }
                 try expect(parses, "probe padding does not parse as RTP")
             }

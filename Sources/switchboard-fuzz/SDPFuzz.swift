@@ -16,6 +16,7 @@ enum SDPFuzz {
     static func run(_ bytes: [UInt8]) throws(FuzzFailure) {
         let text = String(decoding: bytes, as: UTF8.self)
         guard let offer = try? SessionDescription(parsing: text) else { return }
+        FuzzCounters.hit("sdp.parsed")
         let serialized = offer.serialized
         let reparsed: SessionDescription
         do { reparsed = try SessionDescription(parsing: serialized) } catch {
@@ -30,6 +31,7 @@ enum SDPFuzz {
             _ = offer.iceOptions(for: section)
         }
         guard let answer = try? builder.answer(to: offer) else { return }
+        FuzzCounters.hit("sdp.answered")
         let parsedAnswer: SessionDescription
         do { parsedAnswer = try SessionDescription(parsing: answer.sdp) } catch {
             throw .invariant("the SFU's answer does not parse: \(error)")

@@ -18,6 +18,7 @@ enum STUNFuzz {
     static func run(_ bytes: [UInt8]) throws(FuzzFailure) {
         var resigned: [UInt8]?
         if let message = try? STUNMessage(parsing: bytes) {
+            FuzzCounters.hit("stun.parsed")
             try checkParsed(message)
             resigned = try resign(message)
         }
@@ -71,6 +72,12 @@ enum STUNFuzz {
         let action = agent.handleSTUN(bytes, from: source, now: now)
         guard let response = action.response else { return }
         try expect(action.responseAddress == source, "reply addressed elsewhere")
+        if bytes.be32(4) != stunMagicCookie {
+            // Finding (docs/threat-model.md, Fuzzing): libnice answers an RFC 3489 request
+            // (no magic cookie) in RFC 3489 form; it must at least echo the 128-bit ID.
+            try expect(response.count >= 20 && Array(response[4..<20]) == Array(bytes[4..<20]), "RFC 3489 reply does not echo the request ID")
+            return
+        }
         let reply: STUNMessage
         do { reply = try STUNMessage(parsing: response) } catch { throw .invariant("agent reply does not parse: \(error)") }
         let request = STUNTransactionID(high: bytes.be32(8), low: UInt64(bytes.be32(12)) << 32 | UInt64(bytes.be32(16)))
@@ -79,6 +86,7 @@ enum STUNFuzz {
         if reply.hasFingerprint {
             do { try reply.verifyFingerprint() } catch { throw .invariant("reply FINGERPRINT does not verify") }
         }
+        FuzzCounters.hit(reply.type == .bindingSuccess ? "stun.success-reply" : "stun.error-reply")
         if reply.type == .bindingSuccess {
             do { try reply.verifyMessageIntegrity(key: Array(password.utf8)) } catch {
                 throw .invariant("success reply MESSAGE-INTEGRITY does not verify: \(error)")

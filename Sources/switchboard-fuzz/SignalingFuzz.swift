@@ -8,6 +8,7 @@ enum SignalingFuzz {
         let text = String(decoding: bytes, as: UTF8.self)
         let first = ClientMessage.parse(text)
         let second = ClientMessage.parse(text)
+        if case .success = first { FuzzCounters.hit("signaling.accepted") }
         try expect(String(describing: first) == String(describing: second), "parse is not deterministic")
     }
 }

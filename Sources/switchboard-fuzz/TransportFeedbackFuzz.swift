@@ -7,6 +7,7 @@ import RTP
 enum TransportFeedbackFuzz {
     static func run(_ bytes: [UInt8]) throws(FuzzFailure) {
         guard let feedback = try? TransportFeedback(body: bytes) else { return }
+        FuzzCounters.hit("transport-cc.parsed")
         let results = feedback.packetResults
         try expect(results.count == feedback.receiveDeltas.count, "packetResults count")
         for (index, result) in results.enumerated() {
