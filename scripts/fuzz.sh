@@ -7,10 +7,10 @@
 #   scripts/fuzz.sh --replay [args…]          no sanitizer: corpus + seeded mutations (what CI runs)
 #
 # Targets: rtp rtcp transport-cc stun sdp signaling dtls-record router.
-# libFuzzer grows a working corpus in .build/fuzz/corpus/<target> (seeds in Tests/Fuzz/Corpus
+# libFuzzer grows a working corpus in .build/fuzz-work/corpus/<target> (seeds in Tests/Fuzz/Corpus
 # stay untouched; copy interesting finds over by hand) and writes crashes to
-# .build/fuzz/artifacts/<target>/crash-*. Reproduce one with
-#   .build/fuzz/release/switchboard-fuzz <target> .build/fuzz/artifacts/<target>/crash-…
+# .build/fuzz-work/artifacts/<target>/crash-*. Reproduce one with
+#   .build/fuzz/release/switchboard-fuzz <target> .build/fuzz-work/artifacts/<target>/crash-…
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,14 +35,14 @@ binary=.build/fuzz/release/switchboard-fuzz
 
 run_one() {
     local name="$1"
-    mkdir -p ".build/fuzz/corpus/$name" ".build/fuzz/artifacts/$name"
+    mkdir -p ".build/fuzz-work/corpus/$name" ".build/fuzz-work/artifacts/$name"
     echo "== $name: libFuzzer for ${seconds}s"
     # Swift's backtracer would catch the trap first; libFuzzer must see it to save the input.
     # 16 KiB max input: larger than a jumbo datagram and any SDP offer in the corpus.
     SWIFT_BACKTRACE=enable=no FUZZ_TARGET="$name" "$binary" \
         -max_total_time="$seconds" -max_len=16384 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-        -artifact_prefix=".build/fuzz/artifacts/$name/" \
-        ".build/fuzz/corpus/$name" "Tests/Fuzz/Corpus/$name"
+        -artifact_prefix=".build/fuzz-work/artifacts/$name/" \
+        ".build/fuzz-work/corpus/$name" "Tests/Fuzz/Corpus/$name"
 }
 
 if [[ "$target" == "all" ]]; then
