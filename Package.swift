@@ -51,6 +51,9 @@ let package = Package(
         // Test support: interposes malloc & co. to count a thread's heap allocations (issue 3).
         .target(name: "CAllocationCounter", path: "Tests/Support/CAllocationCounter"),
         .executableTarget(name: "switchboard", dependencies: ["Server"], swiftSettings: v5),
+        // Fuzz targets per parser: libFuzzer entry with -DFUZZING -sanitize=fuzzer, corpus replay
+        // plus seeded mutations otherwise (scripts/fuzz.sh, docs/threat-model.md "Fuzzing").
+        .executableTarget(name: "switchboard-fuzz", dependencies: ["RTP", "STUN", "ICE", "SDP", "Signaling", "DTLS", "SFU", "SplitMix"]),
 
         // MARK: Tests.
         .testTarget(name: "CallCoreTests", dependencies: ["CallCore", "SplitMix"]),
@@ -71,6 +74,7 @@ let package = Package(
         .testTarget(name: "MediaTests", dependencies: ["Media", "CSocket", "ICE", "STUN", "DTLS", "SRTP", "SDP", "SFU", "RTP", "SplitMix", "CAllocationCounter"], swiftSettings: v5),
         .testTarget(name: "PeerTests", dependencies: ["Peer", "Media", "ICE", "DTLS", "SRTP", "RTP", "SDP", "IO", "SignalingClient"], swiftSettings: v5),
         .testTarget(name: "NetEmuTests", dependencies: ["NetEmu"], swiftSettings: v5),
+        .testTarget(name: "FuzzTests", dependencies: ["switchboard-fuzz"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CNice", "CSRTP", "COpus", "COpenSSL", "CSoup", "CSQLite"]),
     ]
 )
