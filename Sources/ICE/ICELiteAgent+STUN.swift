@@ -18,6 +18,9 @@ extension ICELiteAgent {
     /// Never traps on input: all parsing is bounds-checked by libnice.
     public func handleSTUN(_ bytes: [UInt8], from address: SocketAddress, now: Int64) -> ICEAction {
         guard bytes.count >= 20, bytes[0] & 0xC0 == 0 else { return .drop(.notSTUN) }
+        // RFC 5389 §6: the magic cookie 0x2112A442. Without it libnice would answer in the
+        // RFC 3489 form, which no ICE agent speaks (found by the `stun` fuzz target).
+        guard bytes[4] == 0x21, bytes[5] == 0x12, bytes[6] == 0xA4, bytes[7] == 0x42 else { return .drop(.notSTUN) }
         let type = STUNMessageType(rawValue: UInt16(bytes[0]) << 8 | UInt16(bytes[1]))
         // Binding indications are keepalives (RFC 8445 §11, libnice sends them once READY):
         // ignored silently, and they do not refresh consent (RFC 7675 §5.1 needs an

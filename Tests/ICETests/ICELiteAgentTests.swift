@@ -108,6 +108,16 @@ final class ICELiteAgentTests: XCTestCase {
         XCTAssertNil(agent.session(for: Fixture.client))
     }
 
+    /// RFC 5389 §6: without the magic cookie a request is RFC 3489 STUN, not ICE: dropped
+    /// before libnice (which would answer it in the old form), however valid the rest is.
+    func testRequestWithoutMagicCookieIsDroppedAsNotSTUN() throws {
+        let (agent, _) = try Fixture.agentWithSession()
+        var request = try Fixture.request()
+        XCTAssertNotNil(agent.handleSTUN(request, from: Fixture.client, now: 0).response, "the intact request is answered")
+        request[5] ^= 0x01
+        XCTAssertEqual(agent.handleSTUN(request, from: Fixture.client, now: 0), .drop(.notSTUN))
+    }
+
     func testResponsesDroppedAndKeepaliveIndicationsIgnored() throws {
         let (agent, _) = try Fixture.agentWithSession()
         let success = try STUNResponses.bindingSuccess(transactionID: STUNTransactionID(high: 1, low: 2),

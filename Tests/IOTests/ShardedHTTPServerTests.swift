@@ -119,6 +119,10 @@ final class ShardedHTTPServerTests: XCTestCase {
             })
             clients.append(client)
         }
+        // The client sees its handshake complete before the server's shard has reported the
+        // connection to the hub loop: wait (bounded) for the last registrations.
+        let registered = Date().addingTimeInterval(5)
+        while server.openWebSocketCount < connections, Date() < registered { usleep(1_000) }
         XCTAssertEqual(server.openWebSocketCount, connections)
         for (c, client) in clients.enumerated() {
             for m in 0 ..< messages { client.send(text: "c\(c) m\(m)") }
