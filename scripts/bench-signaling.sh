@@ -1,0 +1,27 @@
+#!/bin/bash
+# One signaling benchmark run against a fresh server (docs/benchmarks.md, "Signaling"):
+#   scripts/bench-signaling.sh BIN LABEL IDLE PAIRS DURATION [SHARDS]
+# BIN: a release build of switchboard (swift build -c release --product switchboard).
+# Starts `BIN serve` in a fresh temp dir on a free loopback port, runs `BIN bench signaling`
+# with IDLE idle devices and PAIRS caller/callee pairs (3 callee devices) for DURATION s
+# after a 3 s warm-up, prints the key lines (setups/s, server CPU per setup, latencies) and
+# stops the server. Output kept in $OUT (default ./bench-out/LABEL.txt).
+set -euo pipefail
+BIN=$(realpath "$1"); LABEL=$2; IDLE=$3; PAIRS=$4; DUR=$5; SHARDS=${6:-1}
+OUT=${OUT:-$PWD/bench-out}
+mkdir -p "$OUT"
+DIR=$(mktemp -d)
+trap 'kill "$SPID" 2>/dev/null || true; rm -rf "$DIR"' EXIT
+cd "$DIR"
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+SWITCHBOARD_HTTP_HOST=127.0.0.1 SWITCHBOARD_HTTP_PORT=$PORT SWITCHBOARD_HTTP_SHARDS=$SHARDS \
+  SWITCHBOARD_LOG_LEVEL=warning "$BIN" serve 2>"$DIR/server.log" &
+SPID=$!
+for _ in $(seq 100); do
+  [ -f data/token-secret ] && curl -s -o /dev/null "http://127.0.0.1:$PORT/healthz" && break
+  sleep 0.1
+done
+"$BIN" bench signaling --url "ws://127.0.0.1:$PORT/v1/ws" --secret-file ./data/token-secret \
+  --idle "$IDLE" --pairs "$PAIRS" --callee-devices 3 --duration "$DUR" --warmup 3 --server-pid "$SPID" > "$OUT/$LABEL.txt" 2>&1
+echo "== $LABEL (load $(cut -d' ' -f1-3 /proc/loadavg))" >> "$OUT/$LABEL.txt"
+grep -E "setups/s|CPU|waiting|load|command→result|candidate relay|errors" "$OUT/$LABEL.txt"
