@@ -61,6 +61,9 @@ final class MediaParticipant {
     /// Negotiation (protocol §9): generation of the last server offer, the outstanding one.
     var generation: UInt64 = 0
     var outstandingGeneration: UInt64?
+    /// Outgoing SSRCs the outstanding offer carries: forwarding to them starts when the
+    /// member answers it (`Router.markNegotiated`; before, its browser cannot demux them).
+    var offeredSSRCs: [UInt32] = []
     /// The receive set changed at this time (ms) and no offer covers it yet.
     var dirtySince: Int64?
     var lastChange: Int64 = 0

@@ -81,7 +81,7 @@ extension SFUServer {
         case .malformed: counters.rtpMalformed &+= 1; return
         case .unknownSSRC: counters.unknownSSRC &+= 1; return
         case .unknownPayloadType: counters.unknownPayloadType &+= 1; return
-        case .unknownParticipant, .muted, .retransmission: return
+        case .unknownParticipant, .muted, .retransmission, .duplicate: return
         }
         for index in 0..<batch.count {
             let raw = Int(batch[index].subscriber.raw)

@@ -159,10 +159,20 @@ extension SFUServer {
         for (index, section) in answer.media.enumerated() {
             guard section.mid == participant.sections[index].mid else { throw .invalidSDP(reason: "sdp_mid_changed") }
         }
+        var rejectedSSRCs: Set<UInt32> = []
+        let subscriptions = router.subscriptions(of: participant.id)
         for (index, section) in answer.media.enumerated() where section.isRejected {
             participant.sections[index].rejected = true
+            if case .forwarded(let value?) = participant.sections[index].role,
+               let info = subscriptions.first(where: { $0.publisher == value.publisher && $0.track == value.track }) {
+                rejectedSSRCs.insert(info.ssrc)
+            }
         }
         participant.outstandingGeneration = nil
+        // The member's browser applied our offer before answering: its m-lines and SSRCs now
+        // demux there, so forwarding to them can start (see RouterConfig.holdUntilNegotiated).
+        router.markNegotiated(subscriber: participant.id, ssrcs: participant.offeredSSRCs.filter { !rejectedSSRCs.contains($0) })
+        participant.offeredSSRCs = []
     }
 
     // MARK: - Helpers

@@ -44,6 +44,7 @@ extension SFUServer {
             }
         }
         var specs: [SFUOfferBuilder.Section] = []
+        var offered: [UInt32] = []
         let byKey = Dictionary(subscriptions.map { ("\($0.publisher.raw)/\($0.track.raw)", $0) }, uniquingKeysWith: { a, _ in a })
         for section in participant.sections {
             switch section.role {
@@ -51,7 +52,10 @@ extension SFUServer {
                 specs.append(.init(mid: section.mid, kind: section.kind, track: nil, stopped: section.rejected))
             case .forwarded(let value):
                 let info = value.flatMap { byKey["\($0.publisher.raw)/\($0.track.raw)"] }
-                if let info { try? router.setMid(section.mid, subscriber: participant.id, publisher: info.publisher, track: info.track) }
+                if let info {
+                    try? router.setMid(section.mid, subscriber: participant.id, publisher: info.publisher, track: info.track)
+                    if !section.rejected { offered.append(info.ssrc) }
+                }
                 specs.append(.init(mid: section.mid, kind: section.kind, track: info.map(forwardedTrack), stopped: section.rejected))
             }
         }
@@ -74,6 +78,7 @@ extension SFUServer {
         }
         participant.generation += 1
         participant.outstandingGeneration = participant.generation
+        participant.offeredSSRCs = offered
         counters.offersSent &+= 1
         onOffer(participant.member, participant.generation, description.serialized)
     }

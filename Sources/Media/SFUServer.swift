@@ -77,7 +77,9 @@ public final class SFUServer {
         try SRTPLibrary.ensureInitialized()
         var seed = configuration.ssrcSeed ?? UInt64.random(in: 1...UInt64.max)
         if seed == 0 { seed = 1 }
-        router = Router(config: RouterConfig(ssrcSeed: seed))
+        var routerConfig = RouterConfig(ssrcSeed: seed)
+        routerConfig.holdUntilNegotiated = true  // forward only m-lines the member has applied
+        router = Router(config: routerConfig)
         answerCodecs = configuration.codecs
         batch = ForwardingBatch(capacity: 1024)
         scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: max(2048, loopConfiguration.maxDatagramSize + 64), alignment: 16)

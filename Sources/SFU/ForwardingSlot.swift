@@ -41,6 +41,11 @@ struct ForwardingSlot {
     var sequenceEpoch: UInt32 = 0
     /// Video paused by the layer selection (the downlink cannot carry even the lowest layer).
     var paused = false
+    /// The subscriber has applied a description that carries this SSRC and its mid
+    /// (`Router.markNegotiated`). Until then nothing is forwarded: libwebrtc drops a packet
+    /// its RtpDemuxer cannot route (unknown mid and SSRC) before transport-cc records it, so
+    /// it would read as loss to our estimator while no inbound-rtp stream ever counts it.
+    var negotiated: Bool
     var currentSource: UInt32?
     var sequence = SequenceRewriter()
     var timestamps = TimestampRewriter()
@@ -55,9 +60,11 @@ struct ForwardingSlot {
     var droppedLate: UInt64 = 0
     var layerSwitches: UInt64 = 0
     var droppedPaused: UInt64 = 0
+    var droppedUnnegotiated: UInt64 = 0
 
-    init(subscriber: ParticipantID, outgoingSSRC: UInt32, kind: MediaKind, highestLayer: Int) {
+    init(subscriber: ParticipantID, outgoingSSRC: UInt32, kind: MediaKind, highestLayer: Int, negotiated: Bool = true) {
         self.subscriber = subscriber
+        self.negotiated = negotiated
         self.outgoingSSRC = outgoingSSRC
         targetLayer = highestLayer
         wantedLayer = highestLayer
@@ -68,6 +75,10 @@ struct ForwardingSlot {
     /// The forwarding decision for one packet, with all per-subscriber rewriting state updated.
     @inline(__always)
     mutating func forward(_ packet: PacketFacts) -> Forward? {
+        guard negotiated else {
+            droppedUnnegotiated += 1
+            return nil
+        }
         if paused {
             droppedPaused += 1
             return nil

@@ -7,11 +7,20 @@ import RTP
 extension Router {
     /// Records a media arrival for uplink NACKs; a sequence restart asks for a keyframe
     /// (the gap is too large to repair by retransmission).
+    /// Returns false for a copy of a packet already received (network duplicate): forwarded,
+    /// it would reach every subscriber as an SRTP replay (see `unwrapRetransmission`).
     @inline(__always)
-    func noteArrival(_ sequenceNumber: UInt16, publisher: ParticipantID, stream: InboundStream, now: Int64) {
-        guard stream.nacks != nil else { return }
-        if stream.nacks?.received(sequenceNumber, now: now) == .restarted {
+    func noteArrival(_ sequenceNumber: UInt16, publisher: ParticipantID, stream: InboundStream, now: Int64) -> Bool {
+        guard stream.nacks != nil else { return true }
+        switch stream.nacks?.received(sequenceNumber, now: now) {
+        case .restarted:
             requestKeyframe(publisher: publisher, stream: stream)
+            return true
+        case .duplicateOrLate:
+            stream.duplicatesDropped &+= 1
+            return false
+        default:
+            return true
         }
     }
 
@@ -21,7 +30,17 @@ extension Router {
     func unwrapRetransmission(_ rtx: RTPPacketView, of track: PublishedTrack, stream: InboundStream, now: Int64) -> RTPPacketView? {
         guard let osn = RTXPacket.originalSequenceNumber(rtx) else { return nil }
         // Even when it cannot be forwarded, the repair arrived: stop NACKing it.
-        stream.nacks?.received(osn, now: now, isRetransmission: true)
+        // Only a packet we were missing is forwarded. Chromium pads on the RTX SSRC with
+        // copies of recently sent packets (RTPSender "payload padding", kRtxRedundantPayloads;
+        // an idle or muted sender repeats its last packet hundreds of times): those copies
+        // carry numbers every subscriber already got, so libsrtp's replay check drops them in
+        // the subscriber's page (err=9, `srtp_err_status_replay_fail`) after the transport
+        // counted the bytes and before transport-cc records them: phantom loss that drove
+        // the subscribers' loss-based estimate down (BrowserSimulcastCapTests).
+        if stream.nacks?.received(osn, now: now, isRetransmission: true) == .duplicateOrLate {
+            stream.duplicatesDropped &+= 1
+            return nil
+        }
         guard let mediaSSRC = stream.ssrc, let original = track.payloads[Int(rtx.payloadType)].associatedPayloadType,
               let length = try? RTXPacket.unwrap(rtx, ssrc: mediaSSRC, payloadType: original, into: repairBuffer) else { return nil }
         return try? RTPPacketView(UnsafeRawBufferPointer(rebasing: repairBuffer[0..<length]))

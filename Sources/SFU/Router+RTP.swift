@@ -14,9 +14,13 @@ public enum RTPDisposition: Equatable, Sendable {
     case unknownPayloadType
     /// The track is muted (counted per track).
     case muted
-    /// RTX not forwarded (counted): padding-only probe, unknown `apt`, or unlearned media
-    /// SSRC. A repairing RTX packet is unwrapped (RFC 4588) and reported as `.forwarded`.
+    /// RTX not forwarded (counted): padding-only probe, unknown `apt`, unlearned media
+    /// SSRC, or a copy of a packet already received (RTX payload padding). A repairing RTX
+    /// packet is unwrapped (RFC 4588) and reported as `.forwarded`.
     case retransmission
+    /// A media packet already received (video streams, which track arrivals for NACKs): not
+    /// forwarded, subscribers' SRTP would reject it as a replay (counted per stream).
+    case duplicate
 }
 
 extension Router {
@@ -77,7 +81,7 @@ extension Router {
                 seq: view.sequenceNumber, timestamp: view.timestamp, now: now, clockRate: payload.clockRate,
                 length: view.buffer.count, isKeyframe: isKeyframe)
             stream.meter.add(bytes: view.buffer.count, now: now)
-            noteArrival(view.sequenceNumber, publisher: participant, stream: stream, now: now)
+            guard noteArrival(view.sequenceNumber, publisher: participant, stream: stream, now: now) else { return .duplicate }
         }
         if isKeyframe {
             stream.keyframeRequests.pending = false  // the keyframe answers any waiting request

@@ -171,6 +171,21 @@ public final class Router {
         subscription.updateSlot { $0.extensions.midValue = value }
     }
 
+    /// The subscriber applied a description carrying these outgoing SSRCs (it answered our
+    /// offer, protocol §9): forwarding starts; video waits for a keyframe, requested now.
+    /// Unknown SSRCs (the subscription ended meanwhile) are ignored.
+    public func markNegotiated(subscriber: ParticipantID, ssrcs: [UInt32]) {
+        guard let state = participants[subscriber] else { return }
+        for ssrc in ssrcs {
+            guard let subscription = state.subscriptions[ssrc], let slot = subscription.slot, !slot.negotiated else { continue }
+            subscription.updateSlot { $0.negotiated = true }
+            if subscription.track.kind == .video {
+                subscription.updateSlot { $0.currentLayer = nil; $0.waitingForKeyframe = true }
+                requestKeyframe(publisher: subscription.track.publisher, stream: subscription.track.streams[slot.targetLayer])
+            }
+        }
+    }
+
     /// What `subscriber` receives (for its SDP: outgoing SSRCs and payload types).
     public func subscriptions(of subscriber: ParticipantID) -> [SubscriptionInfo] {
         guard let state = participants[subscriber] else { return [] }
@@ -204,12 +219,14 @@ public final class Router {
         let rtx = ssrcs.next(avoiding: subscriber.usedSSRCs)
         subscriber.usedSSRCs.insert(rtx)
         let subscription = Subscription(subscriber: subscriber.id, track: track, outgoingSSRC: ssrc, outgoingRTXSSRC: rtx)
-        var slot = ForwardingSlot(subscriber: subscriber.id, outgoingSSRC: ssrc, kind: track.kind, highestLayer: track.highestLayer)
+        let hold = config.holdUntilNegotiated
+        var slot = ForwardingSlot(subscriber: subscriber.id, outgoingSSRC: ssrc, kind: track.kind, highestLayer: track.highestLayer,
+                                  negotiated: !hold)
         configure(&slot, track: track, subscriber: subscriber)
         subscriber.subscriptions[ssrc] = subscription
         track.subscriptions.append(subscription)
         track.slots.append(slot)
-        if track.kind == .video {
+        if track.kind == .video, !hold {  // held: asked when negotiated, a keyframe before would be dropped
             requestKeyframe(publisher: track.publisher, stream: track.streams[slot.targetLayer])
         }
     }

@@ -9,6 +9,13 @@ public struct RouterConfig: Equatable, Sendable {
     public var videoReportInterval: Int64 = 1_000_000
     /// Audio-only participants: 5 s, libwebrtc's `kDefaultAudioReportInterval`.
     public var audioReportInterval: Int64 = 5_000_000
+    /// Hold a new subscription until the signaling layer calls `Router.markNegotiated` (the
+    /// subscriber answered the offer that carries it, protocol §9). A browser drops RTP for
+    /// an m-line it has not applied yet without counting it anywhere but the transport, and
+    /// transport-cc then reports it lost: 10–50 % fake loss seen with Chromium subscribers,
+    /// which held the loss-based estimate below the top simulcast layer. Off: forward at
+    /// once (pure router tests, peers that take unsignaled SSRCs).
+    public var holdUntilNegotiated = false
     /// Seed for outgoing SSRC allocation (take it from a CSPRNG at startup; fixed in tests).
     public var ssrcSeed: UInt64
 

@@ -74,6 +74,9 @@ final class InboundStream {
     var keyframeRequests = KeyframeRequestState()
     /// Uplink loss detection (video only: browsers negotiate `nack` for video, not Opus).
     var nacks: NackGenerator?
+    /// Copies of packets already received (RTX payload padding, network duplicates): not
+    /// forwarded, subscribers' libsrtp would drop them as replays.
+    var duplicatesDropped: UInt64 = 0
     /// Measured rate of this stream (layer), fed per packet; read by the layer selection.
     var meter = BitrateMeter()
     /// Picture size from this layer's last VP8 keyframe (0 = not known: other codecs, or no

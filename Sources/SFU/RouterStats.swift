@@ -49,6 +49,10 @@ public struct SubscriptionStats: Equatable, Sendable {
     public var droppedOtherLayer: UInt64
     /// Late packets from before a source switch.
     public var droppedLate: UInt64
+    /// The subscriber has applied a description with this stream (`Router.markNegotiated`).
+    public var negotiated: Bool
+    /// Packets not forwarded because the subscriber had not yet applied its m-line.
+    public var droppedUnnegotiated: UInt64
     public var nackedPackets: UInt64
     public var keyframeRequestsReceived: UInt64
     /// The subscriber's last report block about this stream (its downlink loss and jitter).
@@ -119,6 +123,7 @@ extension Router {
             currentLayer: slot.currentLayer, targetLayer: slot.targetLayer,
             layerSwitches: slot.layerSwitches, paused: slot.paused, droppedPaused: slot.droppedPaused, droppedNoCodec: slot.droppedNoCodec,
             droppedOtherLayer: slot.droppedOtherLayer, droppedLate: slot.droppedLate,
+            negotiated: slot.negotiated, droppedUnnegotiated: slot.droppedUnnegotiated,
             nackedPackets: subscription.nackedPackets, keyframeRequestsReceived: subscription.keyframeRequestsReceived,
             remoteFractionLost: subscription.remoteReport?.fractionLost,
             remoteCumulativeLost: subscription.remoteReport?.cumulativeLost,

@@ -43,6 +43,14 @@ final class Chromium: @unchecked Sendable {
         ] + extraArguments
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
+        // Diagnostics: SWITCHBOARD_CHROMIUM_LOG=<file> writes WebRTC's receive-path logging
+        // there (SRTP unprotect failures, RtpDemuxer "Failed to demux", unsignaled SSRCs).
+        if let path = ProcessInfo.processInfo.environment["SWITCHBOARD_CHROMIUM_LOG"], !path.isEmpty,
+           FileManager.default.createFile(atPath: path, contents: nil), let log = FileHandle(forWritingAtPath: path) {
+            p.arguments? += ["--enable-logging=stderr", "--v=0",
+                             "--vmodule=*srtp*=2,*rtp_transport*=2,*rtp_demuxer*=2,*call*=1,*channel*=1,*webrtc_video_engine*=1"]
+            p.standardError = log
+        }
         try p.run()
         process = p
         // Chromium writes "<port>\n<browser ws path>" once DevTools listens. 20 s: a cold
