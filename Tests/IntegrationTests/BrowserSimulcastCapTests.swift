@@ -45,9 +45,11 @@ final class BrowserSimulcastCapTests: BrowserSimulcastCase {
         let chromium = try Chromium(loop: loop)
         defer { chromium.close() }
         let (aliceKey, bobKey, carolKey) = ("alice/laptop", "bob/phone", "carol/desk")
-        let alice = try openClient(chromium, server, account: "alice", device: "laptop")
-        let bob = try openClient(chromium, server, account: "bob", device: "phone", query: "?sfuCandidatePort=\(relay.port)")
-        let carol = try openClient(chromium, server, account: "carol", device: "desk")
+        // adaptive=0: the pages' small test tiles would otherwise cap each subscriber's layer
+        // by rendered size (sfu.preferences); this test is about the bandwidth-driven choice.
+        let alice = try openClient(chromium, server, account: "alice", device: "laptop", query: "?adaptive=0")
+        let bob = try openClient(chromium, server, account: "bob", device: "phone", query: "?sfuCandidatePort=\(relay.port)&adaptive=0")
+        let carol = try openClient(chromium, server, account: "carol", device: "desk", query: "?adaptive=0")
         try joinAll([alice, bob, carol], room: "capped", keys: [aliceKey, bobKey, carolKey])
         let start = Date()
         (traceRelay, tracePage) = (relay, bob)
