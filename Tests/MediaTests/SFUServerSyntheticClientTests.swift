@@ -243,28 +243,34 @@ final class ServerEvents {
     }
 }
 
-extension SFUServer {
+/// What the tests drive on a single `SFUServer` and on an `SFUWorkerPool` alike.
+protocol SFUMembership: AnyObject {
+    func join(room: String, member: MemberID, offer: String, completion: @escaping (Result<SFUAnswerResult, SFUServerError>) -> Void)
+    func applyAnswer(member: MemberID, generation: UInt64, sdp: String, completion: @escaping (Result<Void, SFUServerError>) -> Void)
+    func leave(member: MemberID, completion: @escaping (Result<Void, SFUServerError>) -> Void)
+}
+
+extension SFUServer: SFUMembership {}
+extension SFUWorkerPool: SFUMembership {}
+
+extension SFUMembership {
     /// Blocking join for tests.
     func joinSync(room: String, member: MemberID, offer: String) -> Result<SFUAnswerResult, SFUServerError> {
-        let done = DispatchSemaphore(value: 0)
-        var result: Result<SFUAnswerResult, SFUServerError> = .failure(.notRunning)
-        join(room: room, member: member, offer: offer) { value in result = value; done.signal() }
-        done.wait()
-        return result
+        awaitCompletion { join(room: room, member: member, offer: offer, completion: $0) }
     }
 
     func applyAnswerSync(member: MemberID, generation: UInt64, sdp: String) -> Result<Void, SFUServerError> {
-        let done = DispatchSemaphore(value: 0)
-        var result: Result<Void, SFUServerError> = .failure(.notRunning)
-        applyAnswer(member: member, generation: generation, sdp: sdp) { value in result = value; done.signal() }
-        done.wait()
-        return result
+        awaitCompletion { applyAnswer(member: member, generation: generation, sdp: sdp, completion: $0) }
     }
 
     func leaveSync(member: MemberID) -> Result<Void, SFUServerError> {
+        awaitCompletion { leave(member: member, completion: $0) }
+    }
+
+    private func awaitCompletion<T>(_ start: (@escaping (Result<T, SFUServerError>) -> Void) -> Void) -> Result<T, SFUServerError> {
         let done = DispatchSemaphore(value: 0)
-        var result: Result<Void, SFUServerError> = .failure(.notRunning)
-        leave(member: member) { value in result = value; done.signal() }
+        var result: Result<T, SFUServerError> = .failure(.notRunning)
+        start { value in result = value; done.signal() }
         done.wait()
         return result
     }

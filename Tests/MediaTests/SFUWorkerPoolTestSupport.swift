@@ -18,32 +18,6 @@ extension ServerEvents {
     }
 }
 
-extension SFUWorkerPool {
-    /// Blocking join for tests.
-    func joinSync(room: String, member: MemberID, offer: String) -> Result<SFUAnswerResult, SFUServerError> {
-        let done = DispatchSemaphore(value: 0)
-        var result: Result<SFUAnswerResult, SFUServerError> = .failure(.notRunning)
-        join(room: room, member: member, offer: offer) { value in result = value; done.signal() }
-        done.wait()
-        return result
-    }
-
-    func applyAnswerSync(member: MemberID, generation: UInt64, sdp: String) -> Result<Void, SFUServerError> {
-        let done = DispatchSemaphore(value: 0)
-        var result: Result<Void, SFUServerError> = .failure(.notRunning)
-        applyAnswer(member: member, generation: generation, sdp: sdp) { value in result = value; done.signal() }
-        done.wait()
-        return result
-    }
-
-    func leaveSync(member: MemberID) -> Result<Void, SFUServerError> {
-        let done = DispatchSemaphore(value: 0)
-        var result: Result<Void, SFUServerError> = .failure(.notRunning)
-        leave(member: member) { value in result = value; done.signal() }
-        done.wait()
-        return result
-    }
-}
 
 /// Joins `client` through the pool and connects ICE + DTLS.
 func joinAndConnect(_ client: SyntheticClient, pool: SFUWorkerPool, room: String, events: ServerEvents,
