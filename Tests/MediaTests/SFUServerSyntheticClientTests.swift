@@ -289,18 +289,19 @@ func drive(_ clients: [SyntheticClient], timeout: Double = 10, until condition: 
 }
 
 /// Joins `client` and connects ICE + DTLS.
-func joinAndConnect(_ client: SyntheticClient, server: SFUServer, room: String, events: ServerEvents,
+func joinAndConnect(_ client: SyntheticClient, server: some SFUMembership, room: String, events: ServerEvents,
                     others: [SyntheticClient] = []) throws {
     let answer = try server.joinSync(room: room, member: client.member, offer: client.offer()).get()
     try client.accept(serverDescription: answer.sdp)
     try client.sendCheck(now: MediaLoop.monotonicMilliseconds())
-    XCTAssertTrue(try drive([client] + others) { client.checkAnswered }, "no STUN response")
+    XCTAssertTrue(try drive([client] + others) { client.checkAnswered }, "no STUN response for \(client.member)")
     try client.startDTLS(now: MediaLoop.monotonicMilliseconds())
-    XCTAssertTrue(try drive([client] + others) { client.srtp != nil && events.hasJoined(client.member) }, "DTLS did not connect")
+    XCTAssertTrue(try drive([client] + others) { client.srtp != nil && events.hasJoined(client.member) },
+                  "DTLS did not connect for \(client.member)")
 }
 
 /// Answers every outstanding server offer of `clients` until none comes for a while.
-func settleOffers(_ clients: [SyntheticClient], server: SFUServer, events: ServerEvents) throws {
+func settleOffers(_ clients: [SyntheticClient], server: some SFUMembership, events: ServerEvents) throws {
     var quietSince = Date()
     while Date().timeIntervalSince(quietSince) < 0.4 {
         var any = false

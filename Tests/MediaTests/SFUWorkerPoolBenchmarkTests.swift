@@ -45,7 +45,7 @@ final class SFUWorkerPoolBenchmarkTests: XCTestCase {
             }
             everyone += joined
         }
-        try settleOffers(everyone, pool: pool, events: events)
+        try settleOffers(everyone, server: pool, events: events)
         XCTAssertEqual(Set((0..<pool.workers.count).compactMap { pool.worker(ofRoom: "bench\($0)") }).count, pool.workers.count,
                        "one room per worker")
 

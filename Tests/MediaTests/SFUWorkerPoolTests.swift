@@ -131,9 +131,9 @@ final class SFUWorkerPoolTests: XCTestCase {
         let members = byWorker.flatMap { $0 }
         guard members.count == workers else { return }
         for (index, client) in members.enumerated() {
-            try joinAndConnect(client, pool: pool, room: "room", events: events, others: Array(members[..<index]))
+            try joinAndConnect(client, server: pool, room: "room", events: events, others: Array(members[..<index]))
         }
-        try settleOffers(members, pool: pool, events: events)
+        try settleOffers(members, server: pool, events: events)
         XCTAssertEqual(pool.worker(ofRoom: "room"), 0)
         XCTAssertTrue(members.allSatisfy { pool.worker(of: $0.member) == 0 })
         try exchange(members)
@@ -184,11 +184,11 @@ final class SFUWorkerPoolTests: XCTestCase {
         // Room "x" (worker 0) gets one member landing on each socket, so does room "y" (worker 1).
         let x = [found[0][0], found[1][0]]
         let y = [found[1][1], found[0][1]]
-        for (index, client) in x.enumerated() { try joinAndConnect(client, pool: pool, room: "x", events: events, others: Array(x[..<index])) }
-        for (index, client) in y.enumerated() { try joinAndConnect(client, pool: pool, room: "y", events: events, others: Array(y[..<index])) }
+        for (index, client) in x.enumerated() { try joinAndConnect(client, server: pool, room: "x", events: events, others: Array(x[..<index])) }
+        for (index, client) in y.enumerated() { try joinAndConnect(client, server: pool, room: "y", events: events, others: Array(y[..<index])) }
         XCTAssertEqual(pool.worker(ofRoom: "x"), 0)
         XCTAssertEqual(pool.worker(ofRoom: "y"), 1)
-        try settleOffers(x + y, pool: pool, events: events)
+        try settleOffers(x + y, server: pool, events: events)
         try exchange(x)
         try exchange(y)
         let stats = pool.stats()
@@ -207,9 +207,9 @@ final class SFUWorkerPoolTests: XCTestCase {
         let found = try clients(landingOn: [1, 1], prefix: "i")
         guard found.allSatisfy({ $0.count == 1 }) else { return }
         let (owned, remote) = (found[0][0], found[1][0])
-        try joinAndConnect(owned, pool: pool, room: "r", events: events)
-        try joinAndConnect(remote, pool: pool, room: "r", events: events, others: [owned])
-        try settleOffers([owned, remote], pool: pool, events: events)
+        try joinAndConnect(owned, server: pool, room: "r", events: events)
+        try joinAndConnect(remote, server: pool, room: "r", events: events, others: [owned])
+        try settleOffers([owned, remote], server: pool, events: events)
         let directory = try XCTUnwrap(pool.group?.directory)
         let oldUfrag = remote.serverUfrag
         XCTAssertEqual(directory.owner(ufrag: oldUfrag), 0)
@@ -237,7 +237,7 @@ final class SFUWorkerPoolTests: XCTestCase {
         XCTAssertTrue(try drive([owned, remote]) { remote.checkAnswered })
         XCTAssertGreaterThan(pool.workers[1].loop.counters.handoffsOut, handoffsBefore)
         XCTAssertEqual(pool.stats().total.loop.stunErrors, 0)
-        try settleOffers([owned, remote], pool: pool, events: events)
+        try settleOffers([owned, remote], server: pool, events: events)
         try exchange([owned, remote])
     }
 
