@@ -16,12 +16,14 @@ final class AllocationLedger {
     var timer: UInt64 = 0
     var timerCalls: UInt64 = 0
 
-    /// Wraps the loop's RTP, RTCP and timer handlers (call on the loop thread).
+    /// Wraps the loop's RTP, RTCP and timer handlers (call on the loop thread). The handlers
+    /// hold the ledger strongly: the test's last use of it may come before the server stops,
+    /// and ARC may release a local after its last use, while the loop still calls them.
     func wrap(_ loop: MediaLoop) {
         let rtpHandler = loop.onRTP
         let rtcpHandler = loop.onRTCP
         let timerHandler = loop.onTimer
-        loop.onRTP = { [unowned self] loop, session, bytes, now in
+        loop.onRTP = { [self] loop, session, bytes, now in
             let before = sb_alloc_count_read()
             sb_alloc_backtrace_this_thread(true)  // stacks (when armed) only from the forwarding path
             rtpHandler(loop, session, bytes, now)
@@ -29,13 +31,13 @@ final class AllocationLedger {
             rtp &+= sb_alloc_count_read() &- before
             rtpCalls &+= 1
         }
-        loop.onRTCP = { [unowned self] loop, session, bytes, now in
+        loop.onRTCP = { [self] loop, session, bytes, now in
             let before = sb_alloc_count_read()
             rtcpHandler(loop, session, bytes, now)
             rtcp &+= sb_alloc_count_read() &- before
             rtcpCalls &+= 1
         }
-        loop.onTimer = { [unowned self] loop, now in
+        loop.onTimer = { [self] loop, now in
             let before = sb_alloc_count_read()
             let next = timerHandler(loop, now)
             timer &+= sb_alloc_count_read() &- before
