@@ -36,7 +36,9 @@ let package = Package(
         .target(name: "Logging"),
         .target(name: "Auth", dependencies: ["COpenSSL"]),
         .target(name: "Storage", dependencies: ["CSQLite"]),
-        .target(name: "SRTP", dependencies: ["CSRTP"]),
+        // OpenSSL-backed AES-ICM/AES-GCM/HMAC-SHA1 for libsrtp2 (no per-packet allocation; issue 3).
+        .target(name: "CSRTPCrypto", dependencies: ["CSRTP", "COpenSSL"]),
+        .target(name: "SRTP", dependencies: ["CSRTP", "CSRTPCrypto"]),
         .target(name: "DTLS", dependencies: ["COpenSSL"]),
         .target(name: "ICE", dependencies: ["STUN", "CNice"]),
         .target(name: "Media", dependencies: ["CSocket", "ICE", "DTLS", "SRTP", "SFU", "RTP", "STUN", "SDP", "Logging"], swiftSettings: v5),
