@@ -7,6 +7,8 @@ import Glibc
 
 /// Prints µs per protect/unprotect of 1200-byte RTP packets, as thread CPU time (robust on a
 /// shared machine) and wall time. Skipped unless SWITCHBOARD_BENCH=1; asserts nothing about time.
+/// SWITCHBOARD_SRTP_NSS=1 measures libsrtp2's built-in (NSS) crypto instead of the OpenSSL types:
+/// `SWITCHBOARD_BENCH=1 [SWITCHBOARD_SRTP_NSS=1] swift test --filter SRTPBenchmarkTests`.
 final class SRTPBenchmarkTests: XCTestCase {
     private static func threadCPUNanos() -> UInt64 {
         var ts = timespec()
@@ -51,9 +53,10 @@ final class SRTPBenchmarkTests: XCTestCase {
                 XCTAssertEqual(lengths[batch - 1], plain)
             }
             let n = Double(batch * rounds)
-            print(String(format: "SRTP bench %@: protect %.2f µs CPU (%.2f wall), unprotect %.2f µs CPU (%.2f wall) per 1200-byte RTP packet, %d packets, %@",
+            print(String(format: "SRTP bench %@: protect %.2f µs CPU (%.2f wall), unprotect %.2f µs CPU (%.2f wall) per 1200-byte RTP packet, %d packets, %@ on %@",
                          profile.rawValue, Double(protectCPU) / n / 1000, Double(protectWall) / n / 1000,
-                         Double(unprotectCPU) / n / 1000, Double(unprotectWall) / n / 1000, batch * rounds, SRTPLibrary.version))
+                         Double(unprotectCPU) / n / 1000, Double(unprotectWall) / n / 1000, batch * rounds, SRTPLibrary.version,
+                         SRTPLibrary.usesOpenSSLCrypto ? "OpenSSL types" : "built-in (NSS) types"))
         }
     }
 }

@@ -57,4 +57,20 @@ final class SRTPKnownAnswerTests: XCTestCase {
         try receiver.unprotectRTP(&packet)
         XCTAssertEqual(packet, Self.rtpPlain)
     }
+
+    func testAEADGCMProtectRTCPMatchesLibsrtpVector() throws {
+        let key: [UInt8] = Array(0x00...0x0f)
+        let salt: [UInt8] = Array(0xa0...0xab)
+        let sender = try SRTPSession(profile: .aeadAES128GCM, localKey: key, localSalt: salt, remoteKey: key, remoteSalt: salt)
+        var packet = Self.rtcpPlain
+        try sender.protectRTCP(&packet)
+        let expected: [UInt8] = [0x81, 0xc8, 0x00, 0x0b, 0xca, 0xfe, 0xba, 0xbe,
+                                 0xc9, 0x8b, 0x8b, 0x5d, 0xf0, 0x39, 0x2a, 0x55, 0x85, 0x2b, 0x6c, 0x21, 0xac, 0x8e, 0x70, 0x25,
+                                 0xc5, 0x2c, 0x6f, 0xbe, 0xa2, 0xb3, 0xb4, 0x46, 0xea, 0x31, 0x12, 0x3b, 0xa8, 0x8c, 0xe6, 0x1e,
+                                 0x80, 0x00, 0x00, 0x01]
+        XCTAssertEqual(packet, expected)
+        let receiver = try SRTPSession(profile: .aeadAES128GCM, localKey: key, localSalt: salt, remoteKey: key, remoteSalt: salt)
+        try receiver.unprotectRTCP(&packet)
+        XCTAssertEqual(packet, Self.rtcpPlain)
+    }
 }
