@@ -4,9 +4,10 @@
 /// RFC 5764 §4.1.2 and RFC 7714 §14.2. The DTLS module has a twin enum with identical raw values, so
 /// `SRTPProfile(rawValue: material.profile.rawValue)` maps one to the other without a dependency.
 public enum SRTPProfile: String, Sendable, CaseIterable, Equatable {
-    /// AEAD_AES_128_GCM, RFC 7714: 16-byte key, 12-byte salt, 16-byte tag. Preferred: about five
-    /// times cheaper than AES-CM + HMAC-SHA1 with Debian's NSS-backed libsrtp2 (0.8 vs 3.9 µs per
-    /// 1200-byte packet measured on the build machines).
+    /// AEAD_AES_128_GCM, RFC 7714: 16-byte key, 12-byte salt, 16-byte tag. Preferred: about 1.5
+    /// times cheaper than AES-CM + HMAC-SHA1 on our OpenSSL types (1.1 vs 1.6 µs per 1200-byte
+    /// packet on a loaded build host; with Debian's NSS types it was 0.8 vs 3.9 µs on a quiet one,
+    /// docs/benchmarks.md "SRTP on OpenSSL types"), and one primitive instead of two.
     case aeadAES128GCM = "SRTP_AEAD_AES_128_GCM"
     /// AES_CM_128_HMAC_SHA1_80, RFC 5764 §4.1.2 / RFC 3711: 16-byte key, 14-byte salt, 10-byte tag.
     /// Kept for peers that do not offer GCM (it is mandatory to implement in RFC 8827 §6.5).
