@@ -7,7 +7,9 @@ import XCTest
 /// The expected bytes come from an independent SRTP implementation written from the RFCs (Python
 /// `cryptography`: RFC 3711 §4.1.1/§4.2/§4.3 for AES-CM + HMAC-SHA1-80 and RFC 7714 §8-9 for
 /// AES-128-GCM, with libsrtp2's zero-padding of the 96-bit GCM master salt for the AES-CM KDF);
-/// that reference reproduces all four of libsrtp's upstream vectors byte for byte. The first
+/// that reference reproduces all four of libsrtp's upstream vectors byte for byte, and aiortc's
+/// libsrtp binding (pylibsrtp 1.0.0, its own libsrtp + OpenSSL build) produced the same four long
+/// packets (checked by hand, 2026-11-29). The first
 /// ciphertext block and the last 32 bytes (end of ciphertext plus tag, or index and tag for SRTCP)
 /// are compared: the tag covers the whole packet.
 final class SRTPLongPacketVectorTests: XCTestCase {
