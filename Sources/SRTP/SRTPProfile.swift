@@ -5,7 +5,7 @@
 /// `SRTPProfile(rawValue: material.profile.rawValue)` maps one to the other without a dependency.
 public enum SRTPProfile: String, Sendable, CaseIterable, Equatable {
     /// AEAD_AES_128_GCM, RFC 7714: 16-byte key, 12-byte salt, 16-byte tag. Preferred: about 1.5
-    /// times cheaper than AES-CM + HMAC-SHA1 on our OpenSSL types (1.1 vs 1.6 µs per 1200-byte
+    /// times cheaper than AES-CM + HMAC-SHA1 on our OpenSSL types (1.0 vs 1.4 µs per 1200-byte
     /// packet on a loaded build host; with Debian's NSS types it was 0.8 vs 3.9 µs on a quiet one,
     /// docs/benchmarks.md "SRTP on OpenSSL types"), and one primitive instead of two.
     case aeadAES128GCM = "SRTP_AEAD_AES_128_GCM"
