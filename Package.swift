@@ -70,7 +70,7 @@ let package = Package(
         .testTarget(name: "ServerTests", dependencies: ["Server"], swiftSettings: v5),
         .testTarget(name: "SDPTests", dependencies: ["SDP", "SplitMix"], resources: [.copy("Fixtures")]),
         .testTarget(name: "SFUTests", dependencies: ["SFU", "RTP", "SplitMix"]),
-        .testTarget(name: "SRTPTests", dependencies: ["SRTP"]),
+        .testTarget(name: "SRTPTests", dependencies: ["SRTP", "CSRTPCrypto"]),
         .testTarget(name: "DTLSTests", dependencies: ["DTLS", "SRTP", "SplitMix"]),
         .testTarget(name: "ICETests", dependencies: ["ICE", "STUN", "CNice", "SplitMix"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "CSocket", "ICE", "STUN", "DTLS", "SRTP", "SDP", "SFU", "RTP", "SplitMix", "CAllocationCounter"], swiftSettings: v5),
