@@ -65,7 +65,12 @@ final class MemoryBenchRooms {
             }
             try settleOffers(joined, server: server, events: events)
         }
-        for client in members { client.keepAlive = false }
+        // The server's offer SDPs were allocated on its loop thread: the clients must not keep
+        // them, or they would count in the server's arena (the generator's copy is not state).
+        for client in members {
+            client.keepAlive = false
+            client.serverOffers.removeAll()
+        }
     }
 
     /// One receiver per member for the tracks the server forwards it; `lossRate` of RTP is

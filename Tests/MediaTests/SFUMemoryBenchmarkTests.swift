@@ -80,21 +80,20 @@ final class SFUMemoryBenchmarkTests: XCTestCase {
         record("generator clients created (not joined)")
         try rooms!.join()
         record("joined: ICE + DTLS + SRTP, offers answered")
-        let clean = try rooms!.receivers(lossRate: 0, seed: 1)
-        try rooms!.traffic(seconds: seconds, receivers: clean, tail: 0.2)
+        var clean: [BenchReceiver]? = try rooms!.receivers(lossRate: 0, seed: 1)
+        try rooms!.traffic(seconds: seconds, receivers: clean!, tail: 0.2)
         record("after \(Int(seconds)) s of media, no loss")
         let before = server.stats().counters.retransmitted
-        let lossy = try rooms!.receivers(lossRate: 0.05, seed: 2)
-        try rooms!.traffic(seconds: seconds, receivers: lossy, tail: 0.6)
+        var lossy: [BenchReceiver]? = try rooms!.receivers(lossRate: 0.05, seed: 2)
+        try rooms!.traffic(seconds: seconds, receivers: lossy!, tail: 0.6)
         record("after \(Int(seconds)) s more with 5 % loss + NACKs")
         let retransmitted = server.stats().counters.retransmitted - before
-        let nacked = lossy.reduce(0) { $0 + $1.nackedSequenceNumbers }
+        let nacked = lossy!.reduce(0) { $0 + $1.nackedSequenceNumbers }
         let members = rooms!.members.count
         rooms!.leave()
         usleep(300_000)  // DTLS close_notify, renegotiation of nobody: let the loop go idle
         record("after every member left")
-        withExtendedLifetime((clean, lossy)) {}
-        rooms = nil
+        (clean, lossy, rooms) = (nil, nil, nil)
         record("generator released")
         return (rows, members, retransmitted, nacked)
     }
