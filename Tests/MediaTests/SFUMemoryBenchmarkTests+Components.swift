@@ -103,6 +103,10 @@ extension SFUMemoryBenchmarkTests {
             try SRTPSession(profile: .aeadAES128GCM, localKey: key, localSalt: salt, remoteKey: key, remoteSalt: salt)
         }
         line("SRTPSession AES-GCM, no stream yet", try HeapProbe.footprint { try session() })
+        line("SRTPSession AES-CM + HMAC-SHA1-80, no stream yet", try HeapProbe.footprint {
+            try SRTPSession(profile: .aes128CMHMACSHA180, localKey: key, localSalt: [UInt8](repeating: 9, count: 14),
+                            remoteKey: key, remoteSalt: [UInt8](repeating: 9, count: 14))
+        })
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2_048, alignment: 16)
         defer { buffer.deallocate() }
         let sender = try session()
