@@ -6,9 +6,10 @@ import SRTP
 
 /// One member's transport and negotiation state inside `SFUServer` (loop thread only).
 ///
-/// Memory: the big parts are OpenSSL's SSL object with its DTLS buffers (~30–60 KB while
-/// handshaking, less after), libsrtp2's two contexts (a few KB plus ~0.2 KB per SSRC), and
-/// the router's per-track/per-subscription state; see the benchmark for a measured figure.
+/// Memory (measured, SFUMemoryBenchmarkTests, docs/benchmarks.md "Memory per participant"):
+/// OpenSSL's SSL object ≈ 44 KB once connected (record buffers released), libsrtp2's two
+/// contexts ≈ 40 KB (AES-GCM) plus 0.4 KB per SSRC; the router's state for the member is
+/// larger (bandwidth-estimator send history 192 KB, 40 KB per published video layer).
 final class MediaParticipant {
     /// A media section of this member's session, in m-line order (mids never move, RFC 8829
     /// §5.2.2).

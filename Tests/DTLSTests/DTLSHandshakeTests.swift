@@ -225,6 +225,21 @@ final class DTLSHandshakeTests: XCTestCase {
         XCTAssertEqual(h.server.handle(datagram: h.wire[0].1, now: h.now), [])
     }
 
+    /// The server releases its record buffers once connected (DTLSEndpoint.releaseRecordBuffers);
+    /// it must still write after that (OpenSSL 3.0 crashed writing close_notify without a write
+    /// buffer before `allocateRecordBuffers`): its close_notify reaches the client.
+    func testServerCloseNotifyAfterTheHandshakeReachesTheClient() throws {
+        let h = try makePair()
+        h.start()
+        XCTAssertNotNil(h.serverMaterial)
+        XCTAssertNotNil(h.clientMaterial)
+        h.route(h.server.close(now: h.now), from: .toClient)
+        h.pump()
+        XCTAssertEqual(h.server.state, .closed)
+        XCTAssertEqual(h.client.state, .closed)
+        XCTAssertTrue(h.clientEvents.contains(.closed), "client events: \(h.clientEvents)")
+    }
+
     func testGarbageAndTruncatedDatagramsAreDroppedWithTypedError() throws {
         let h = try makePair()
         let clientHello = try XCTUnwrap(h.client.start(now: 0).compactMap { if case .send(let d) = $0 { return d } else { return nil } }.first)

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "ThreadAffinity.h"
+#include "HeapStats.h"
 
 #ifdef __cplusplus
 extern "C" {
