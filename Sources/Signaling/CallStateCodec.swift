@@ -17,7 +17,12 @@ enum CallStateCodec {
 
     /// The state without its SDP bodies, and the bodies.
     static func encodeForStore(_ state: CallState) -> (state: Data, descriptions: Data) {
-        (CallStateJSON.encode(state, omittingSDP: true), CallDescriptions(state).encoded())
+        (encodeStateForStore(state), CallDescriptions(state).encoded())
+    }
+
+    /// The state without its SDP bodies only (a step that leaves the bodies as stored).
+    static func encodeStateForStore(_ state: CallState) -> Data {
+        CallStateJSON.encode(state, omittingSDP: true)
     }
 
     static func decode(_ data: Data) throws -> CallState {

@@ -63,8 +63,13 @@ extension SignalingHub {
             return ResultJSON.rejected(command, code: "eventIDReused", message: "eventID was used for another command",
                                        snapshot: nil, serverTime: time.wall)
         }
+        guard let firstJSON = StoredResult.firstResultJSON(stored: first.result, command: command) else {
+            log.error("stored result unreadable", ["eventID": .string(command.eventID)])
+            return ResultJSON.rejected(command, code: "internal", message: "stored result unreadable",
+                                       snapshot: nil, serverTime: time.wall)
+        }
         counters.duplicates += 1
-        return ResultJSON.duplicate(command, first: String(decoding: first.result, as: UTF8.self), serverTime: time.wall)
+        return ResultJSON.duplicate(command, first: firstJSON, serverTime: time.wall)
     }
 
     private func get(_ callID: String, command: ClientCommand, device: DeviceKey, time: HubTime) -> String {
@@ -111,27 +116,31 @@ extension SignalingHub {
             event = Self.event(for: command.kind, device: device)
         }
         let step = reduce(prior, event, now: time.wall, config: config.call)
-        let resultText: String
-        let sentText: String
+        // The result is kept compact (``StoredResult``) and rendered for sending from the
+        // same value, so a retry's `first` is these very bytes (minus TURN, never stored).
+        let result: StoredResult
         switch step.outcome {
         case .accepted(let revision):
-            let snapshot = step.state?.snapshot
-            resultText = ResultJSON.accepted(command, callID: callID, revision: revision, snapshot: snapshot,
-                                             noop: false, serverTime: time.wall)
-            sentText = withTURN(resultText, for: command, account: device.account, time: time)
+            result = StoredResult(callID: callID, status: .accepted(revision: revision, noop: false),
+                                  snapshot: step.state?.snapshot, serverTime: time.wall)
         case .unchanged:
             let state = step.state ?? prior
-            resultText = ResultJSON.accepted(command, callID: callID, revision: state?.revision ?? 0,
-                                             snapshot: state?.snapshot, noop: true, serverTime: time.wall)
-            sentText = resultText
+            result = StoredResult(callID: callID, status: .accepted(revision: state?.revision ?? 0, noop: true),
+                                  snapshot: state?.snapshot, serverTime: time.wall)
         case .rejected(let rejection):
             let visible = prior.flatMap { $0.isVisible(to: device.account) ? $0.snapshot : nil }
-            resultText = ResultJSON.rejected(command, code: rejection.rawValue, message: rejection.message,
-                                             snapshot: visible, serverTime: time.wall)
+            result = StoredResult(callID: nil, status: .rejected(code: rejection.rawValue, message: rejection.message),
+                                  snapshot: visible, serverTime: time.wall)
+        }
+        let resultText = result.render(command)
+        let sentText: String
+        if case .accepted = step.outcome {
+            sentText = withTURN(resultText, for: command, account: device.account, time: time)
+        } else {
             sentText = resultText
         }
         let processed = ProcessedEvent(account: device.account, device: device.device, eventID: command.eventID,
-                                       payloadHash: command.payloadHash, result: Data(resultText.utf8), processedAt: time.wall)
+                                       payloadHash: command.payloadHash, result: result.encode(), processedAt: time.wall)
         var actions: [HubAction] = [.send(id, sentText)]
         actions += try commit(step, callID: callID, prior: prior, processed: processed, time: time)
         // Counted once committed: a retry reaches the commit and is counted as a duplicate.
@@ -145,9 +154,11 @@ extension SignalingHub {
     /// gets the same answer.
     private func record(_ command: ClientCommand, device: DeviceKey, callID: String, prior: CallState?, time: HubTime,
                         rejection: (code: String, message: String), on id: ConnectionID) throws -> [HubAction] {
-        let text = ResultJSON.rejected(command, code: rejection.code, message: rejection.message, snapshot: nil, serverTime: time.wall)
+        let result = StoredResult(callID: nil, status: .rejected(code: rejection.code, message: rejection.message),
+                                  snapshot: nil, serverTime: time.wall)
+        let text = result.render(command)
         let processed = ProcessedEvent(account: device.account, device: device.device, eventID: command.eventID,
-                                       payloadHash: command.payloadHash, result: Data(text.utf8), processedAt: time.wall)
+                                       payloadHash: command.payloadHash, result: result.encode(), processedAt: time.wall)
         try store.commit(StepCommit(callID: callID, expectedRevision: prior?.revision, processedEvent: processed, now: time.wall))
         counters.rejected += 1
         return [.send(id, text)]

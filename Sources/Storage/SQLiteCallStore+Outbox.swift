@@ -6,9 +6,10 @@ extension SQLiteCallStore {
         guard limit > 0 else { return [] }  // SQLite treats a negative LIMIT as "no limit".
         return try locked { connection in
             try connection.with("""
-                SELECT seq, payload, created_at FROM outbox
-                WHERE account = ?1 AND device = ?2 AND seq > ?3
-                ORDER BY seq LIMIT ?4
+                SELECT o.seq, IFNULL(p.body, o.payload), o.created_at FROM outbox o
+                LEFT JOIN outbox_payloads p ON p.id = o.payload_id
+                WHERE o.account = ?1 AND o.device = ?2 AND o.seq > ?3
+                ORDER BY o.seq LIMIT ?4
                 """) { statement in
                 try statement.bind(1, device.account)
                 try statement.bind(2, device.device)

@@ -39,6 +39,14 @@ extension SQLiteCallStore {
                     WHERE c.account = outbox.account AND c.device = outbox.device)
                     """)
                 counts.outboxEntries = connection.changes
+                // Shared payloads (schema 5) outlive their entries until here: acknowledge
+                // only deletes entries, so the ack path (every device, every few events)
+                // does not pay for this. The subquery reads the partial index only.
+                try connection.execute("""
+                    DELETE FROM outbox_payloads WHERE id NOT IN
+                    (SELECT payload_id FROM outbox WHERE payload_id IS NOT NULL)
+                    """)
+                counts.outboxPayloads = connection.changes
                 return counts
             }
         }

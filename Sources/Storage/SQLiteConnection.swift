@@ -58,6 +58,12 @@ final class SQLiteConnection {
         return Int(sqlite3_changes(db))
     }
 
+    /// Rowid of the last row this connection inserted into a rowid table.
+    var lastInsertRowID: Int64 {
+        guard let db else { return 0 }
+        return sqlite3_last_insert_rowid(db)
+    }
+
     // MARK: Statements.
 
     /// The SQL of every statement prepared so far (tests check their query plans).

@@ -112,6 +112,21 @@ enum SQLiteMigrations {
         // a build that still reads `last_seq` as the counter would reuse seqs, so the
         // version bump keeps such builds out (`schemaTooNew`).
         "SELECT 1",
+        // 5: a payload that one step sends to several devices (`call.incoming` with its
+        // ~3 KB SDP offer to every callee device) is stored once, in `outbox_payloads`, and
+        // the entries reference it (`payload_id`; their own `payload` is then empty). In the
+        // WITHOUT ROWID outbox a record over ~1 KB spills to its own overflow chain, so each
+        // copy cost a leaf cell plus 3 overflow pages written to the WAL (and freed again on
+        // ack); in a rowid table the payload is one cell of the rightmost leaf. The partial
+        // index serves only the purge of payloads no entry references any more.
+        """
+        CREATE TABLE outbox_payloads (
+            id   INTEGER PRIMARY KEY,
+            body BLOB    NOT NULL
+        ) STRICT;
+        ALTER TABLE outbox ADD COLUMN payload_id INTEGER;
+        CREATE INDEX outbox_payload_id ON outbox(payload_id) WHERE payload_id IS NOT NULL;
+        """,
     ]
 
     /// Highest schema version this build understands.

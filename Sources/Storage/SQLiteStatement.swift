@@ -58,6 +58,10 @@ final class SQLiteStatement {
         try check(rc)
     }
 
+    func bindNull(_ index: Int32) throws {
+        try check(sqlite3_bind_null(handle, index))
+    }
+
     // MARK: Stepping.
 
     /// Advances; true if a row is available, false when done.

@@ -12,6 +12,9 @@ final class SQLiteQueryPlanTests: StorageTestCase {
         // purge, once a minute: acknowledged entries left behind by another writer; the
         // cursor table has no index on acked_seq to drive it, and `acknowledge` trims eagerly.
         "SCAN outbox": "purge fallback",
+        // purge, once a minute: shared payloads no entry references any more; the table
+        // holds only payloads of the last minute plus those of unacknowledged entries.
+        "SCAN outbox_payloads": "purge of unreferenced shared payloads",
     ]
 
     /// Runs every public operation once so that each statement gets prepared.
@@ -31,6 +34,9 @@ final class SQLiteQueryPlanTests: StorageTestCase {
                                         now: 3))
             try store.commit(StepCommit(callID: "c1", expectedRevision: 3, now: 4))
         }
+        let shared = Data(String(repeating: "x", count: SQLiteCallStore.sharedPayloadMinBytes).utf8)
+        try store.commit(StepCommit(callID: "c3", expectedRevision: nil,
+                                    outbox: [(bobPhone, shared), (aliceLaptop, shared)], now: 5))
         _ = try store.loadCall("c1")
         _ = try store.activeCalls(involving: "alice")
         _ = try store.processedEvent(account: "alice", device: "phone", eventID: "e1")
