@@ -68,6 +68,12 @@ public struct NackGenerator: Sendable {
     /// route change does not slow NACKs for the rest of the call.
     static let reorderSampleLifetime: Int64 = 10_000_000
     static let reorderSampleCount = 32
+    /// Room reserved up front for awaited packets: 64 (2.5 KB). Reserving `maxMissing` (1000,
+    /// 40 KB) per stream made the uplink NACK lists the second-largest item of a member's
+    /// memory (3 × 40 KB per publisher, docs/benchmarks.md "Memory per participant") while
+    /// a typical loss burst leaves a few dozen packets awaited. A larger burst grows the list
+    /// by doubling — at most 4 times per stream's lifetime (64 → 1024), never per packet.
+    static let initialMissingCapacity = 64
 
     public let config: NackGeneratorConfig
     public private(set) var stats = NackGeneratorStats()
@@ -82,7 +88,7 @@ public struct NackGenerator: Sendable {
 
     public init(config: NackGeneratorConfig) {
         self.config = config
-        missing.reserveCapacity(config.maxMissing + 1)
+        missing.reserveCapacity(min(config.maxMissing + 1, Self.initialMissingCapacity))
         samples = ContiguousArray(repeating: ReorderSample(), count: Self.reorderSampleCount)
     }
 
