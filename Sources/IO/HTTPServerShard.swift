@@ -4,10 +4,9 @@ import Foundation
 import Glibc
 #endif
 
-/// One `SoupServer` on one event loop: the listening socket, the accepted WebSocket
-/// connections and their libsoup sources live here, so this loop's GLib iteration
-/// (prepare/poll/check over every source, O(sources)) only pays for its own share of the
-/// connections. An `HTTPServer` has one shard (on its own loop) or several (each on a
+/// One `SoupServer` on one event loop: the listening socket and the accepted WebSocket
+/// connections live here (their libsoup sources in private contexts run by this loop's
+/// ``ReadyDispatcher``, see HTTPServerShard+Upgrade.swift). An `HTTPServer` has one shard (on its own loop) or several (each on a
 /// thread of its own, all listening on the same port with `SO_REUSEPORT`, the kernel
 /// spreading new connections over them).
 ///
