@@ -44,8 +44,8 @@ final class ReadyDispatchTests: XCTestCase {
         return condition()
     }
 
-    /// `idle` idle sockets plus one echo socket on one server loop: each echo runs one or two
-    /// context rounds (the frame in; at most a deferred completion), never one per idle socket,
+    /// `idle` idle sockets plus one echo socket on one server loop: each echo runs at most a
+    /// few context rounds (the frame in; a deferred completion), never one per idle socket,
     /// and re-arming the input source after each read costs no epoll_ctl.
     private func checkEchoWorkIndependentOfIdleCount(idle: Int, perContext: Int) throws {
         WebSocketConnection.connectionsPerContext = perContext
@@ -73,7 +73,10 @@ final class ReadyDispatchTests: XCTestCase {
         print("ReadyDispatch idle=\(idle) perContext=\(perContext): \(roundsPerEcho) rounds/echo, "
               + "\(after.epollControls - before.epollControls) epoll_ctl over \(echoes) echoes, "
               + "\(Double(after.wakeups - before.wakeups) / Double(echoes)) wakeups/echo")
-        XCTAssertGreaterThanOrEqual(roundsPerEcho, 1)
+        // Not ≥ 1 per echo: libsoup keeps reading while bytes are there, so a round may take
+        // the next frame too (the client answers from another thread). But the frames must
+        // be read by dispatcher rounds, not by sources on the main context.
+        XCTAssertGreaterThan(after.rounds, before.rounds)
         XCTAssertLessThanOrEqual(roundsPerEcho, 3)
         XCTAssertLessThanOrEqual(after.epollControls - before.epollControls, 4)
         XCTAssertEqual(after.registeredFDs, idle + 1)
@@ -158,6 +161,17 @@ final class ReadyDispatchTests: XCTestCase {
         XCTAssertEqual(closed.wait(timeout: .now() + 10), .success)
         XCTAssertTrue(eventually { serverLoop.sync { delegate.closes.first?.0 } == 1009 })
         XCTAssertTrue(eventually { serverLoop.webSocketDispatchStats.contexts == 0 })
+    }
+
+    /// libsoup handlers also cover "path/…"; an upgrade there has no endpoint and is refused
+    /// before the handshake (it used to get a 101 and a dropped socket).
+    func testUpgradeOnSubPathIsRefusedWith404() throws {
+        try startServer()
+        XCTAssertThrowsError(try WebSocketClient.connectBlocking(loop: clientLoop, url: url + "/sub")) { error in
+            XCTAssertEqual(error as? IOError, .httpStatus(404))
+        }
+        XCTAssertEqual(serverLoop.webSocketDispatchStats.contexts, 0)
+        XCTAssertEqual(server.openWebSocketCount, 0)
     }
 
     func testDeadlineHeapPopsInOrderAndOnlyWhenDue() {
