@@ -39,4 +39,29 @@ static inline SoupSession *sb_soup_session_new(guint max_conns, guint max_conns_
 
 // GSourceFunc return values are macros in GLib.
 static inline gboolean sb_g_source_remove_value(void) { return G_SOURCE_REMOVE; }
+// epoll(7) for the O(ready) WebSocket dispatcher (Sources/IO/ReadyDispatcher.swift): one
+// epoll instance per loop watches every WebSocket's socket. struct epoll_event is packed on
+// x86-64, so Swift gets plain (events, data) arrays instead.
+#include <sys/epoll.h>
+#include <errno.h>
+static inline int sb_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
+// op: 0 add, 1 modify, 2 delete. Returns 0 or errno.
+static inline int sb_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data) {
+    struct epoll_event ev;
+    ev.events = events;
+    ev.data.u64 = data;
+    int cmd = op == 0 ? EPOLL_CTL_ADD : (op == 1 ? EPOLL_CTL_MOD : EPOLL_CTL_DEL);
+    return epoll_ctl(epfd, cmd, fd, &ev) == 0 ? 0 : errno;
+}
+#define SB_EPOLL_BATCH 256
+// Non-blocking epoll_wait; at most SB_EPOLL_BATCH events into the two arrays.
+static inline int sb_epoll_poll(int epfd, uint32_t *events, uint64_t *data, int max) {
+    struct epoll_event evs[SB_EPOLL_BATCH];
+    if (max > SB_EPOLL_BATCH) max = SB_EPOLL_BATCH;
+    int n = epoll_wait(epfd, evs, max, 0);
+    for (int i = 0; i < n; i++) { events[i] = evs[i].events; data[i] = evs[i].data.u64; }
+    return n;
+}
+// GSourceFunc return value for sources that stay attached.
+static inline gboolean sb_g_source_continue_value(void) { return G_SOURCE_CONTINUE; }
 #endif

@@ -23,6 +23,8 @@ public final class EventLoop {
     private let exited = DispatchSemaphore(value: 0)
     /// Lazily created on the loop thread; shared by HTTPClient and WebSocketClient.
     var sharedSession: UnsafeMutablePointer<SoupSession>?
+    /// Lazily created on the loop thread: epoll over the WebSocket contexts (ReadyDispatcher).
+    var dispatcherStorage: ReadyDispatcher?
 
     public init(name: String) {
         self.name = name
@@ -31,6 +33,8 @@ public final class EventLoop {
     }
 
     deinit {
+        dispatcherStorage?.shutdown()
+        dispatcherStorage = nil
         if let session = sharedSession {
             let s = session
             // The session must be released on a thread that can own the context.

@@ -7,10 +7,11 @@ import Foundation
 /// polled by the server's shards (``HTTPServerShard``): with `shards: 1` that is `loop`
 /// itself (one GLib context, as before); with more, each shard is a thread with its own
 /// `GMainContext` and `SoupServer` bound to the same port (`SO_REUSEPORT`), and events hop to
-/// `loop` in batches while sends hop back (``WebSocketConnection/send(text:)``). GLib's main
-/// loop prepares, polls and checks every source on every iteration, so one context holding
-/// 10,000 idle WebSockets spends most of its time on bookkeeping (docs/benchmarks.md);
-/// k shards each pay for n/k of them.
+/// `loop` in batches while sends hop back (``WebSocketConnection/send(text:)``). Accepted
+/// WebSockets do not keep sources on a shard's main context: their libsoup sources live in
+/// private contexts that the shard loop's ``ReadyDispatcher`` (epoll) runs only when their
+/// socket is ready or a timeout is due, so idle sockets cost nothing per iteration
+/// (docs/benchmarks.md, "O(ready) WebSocket loop").
 ///
 /// `init`, `route`, `webSocket` and `stop` may be called from any thread (they hop to the
 /// loops and wait); when `loop` is not running yet they run inline with the context

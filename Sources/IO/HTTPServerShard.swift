@@ -4,10 +4,9 @@ import Foundation
 import Glibc
 #endif
 
-/// One `SoupServer` on one event loop: the listening socket, the accepted WebSocket
-/// connections and their libsoup sources live here, so this loop's GLib iteration
-/// (prepare/poll/check over every source, O(sources)) only pays for its own share of the
-/// connections. An `HTTPServer` has one shard (on its own loop) or several (each on a
+/// One `SoupServer` on one event loop: the listening socket and the accepted WebSocket
+/// connections live here (their libsoup sources in private contexts run by this loop's
+/// ``ReadyDispatcher``, see HTTPServerShard+Upgrade.swift). An `HTTPServer` has one shard (on its own loop) or several (each on a
 /// thread of its own, all listening on the same port with `SO_REUSEPORT`, the kernel
 /// spreading new connections over them).
 ///
@@ -107,31 +106,6 @@ final class HTTPServerShard {
         return UInt16(truncatingIfNeeded: g_uri_get_port(OpaquePointer(first)))
     }
 
-    /// Registers the upgrade handler (and the optional gate) for `path`. Loop thread.
-    func addWebSocket(path: String, endpoint: HTTPServer.Endpoint, protocols: [String]?,
-                      authorize: ((HTTPRequest) -> HTTPResponse?)?) {
-        guard let s = server else { return }
-        endpoints[path] = endpoint
-        if let authorize = authorize {
-            let gate = Unmanaged.passRetained(HTTPServer.BlockGate(authorize)).toOpaque()
-            soup_server_add_handler(s, path, { _, msg, _, _, data in
-                guard let msg = msg, let data = data else { return }
-                let gate = Unmanaged<HTTPServer.BlockGate>.fromOpaque(data).takeUnretainedValue()
-                if let response = gate.authorize(Soup.request(msg, readBody: false)) {
-                    HTTPServer.apply(response, to: msg)
-                }
-            }, gate, { data in Unmanaged<HTTPServer.BlockGate>.fromOpaque(data!).release() })
-        }
-        let box = Unmanaged.passRetained(WeakShard(self)).toOpaque()
-        withCStringArray(protocols) { protos in
-            soup_server_add_websocket_handler(s, path, nil, protos, { _, msg, path, conn, data in
-                guard let msg = msg, let conn = conn, let data = data else { return }
-                Unmanaged<WeakShard>.fromOpaque(data).takeUnretainedValue().shard?
-                    .accept(msg, path: Soup.string(path), conn: conn)
-            }, box, { data in Unmanaged<WeakShard>.fromOpaque(data!).release() })
-        }
-    }
-
     /// Closes every WebSocket with 1001 and stops listening. Loop thread.
     func stop() {
         for c in Array(connections.values) { c.close(code: 1001, reason: "server stopping") }
@@ -165,11 +139,11 @@ final class HTTPServerShard {
         }
     }
 
-    private func accept(_ msg: OpaquePointer, path: String, conn: OpaquePointer) {
-        guard let endpoint = endpoints[path], let owner else { return }
-        let request = Soup.request(msg, readBody: false)
-        let fd = soup_server_message_get_socket(msg).map { g_socket_get_fd($0) } ?? -1
-        let connection = WebSocketConnection(loop: loop, conn: conn, socketFD: fd,
+    /// Wraps an upgraded connection whose sources live in `cell` and announces it.
+    func accept(conn: OpaquePointer, cell: ContextCell, endpoint: HTTPServer.Endpoint,
+                request: HTTPRequest, socketFD fd: Int32) {
+        guard let owner else { return }
+        let connection = WebSocketConnection(loop: loop, conn: conn, socketFD: fd, cell: cell,
                                              maxIncomingPayload: endpoint.maxIncomingPayload,
                                              keepaliveIntervalSeconds: owner.keepaliveIntervalSeconds)
         let delegate = HTTPServer.WeakDelegate(delegate: endpoint.delegate)
@@ -190,7 +164,7 @@ final class HTTPServerShard {
     /// Delivers `event` to the delegate on the owner's loop: inline on a local shard; else
     /// queued, with one `execute` on the owner's loop per batch of events (not per frame), so
     /// a busy shard wakes the hub once per pass of its loop.
-    private func post(_ event: HTTPServer.Event) {
+    func post(_ event: HTTPServer.Event) {
         guard isRemote, let owner else {
             event.deliver()
             return

@@ -8,6 +8,13 @@ import Glibc
 /// `SoupWebsocketConnection`. All framing, masking, ping/pong and the closing handshake are
 /// libsoup's.
 ///
+/// Sources: a connection created with a ``ContextCell`` (the server side) keeps its libsoup
+/// sources in that cell's private `GMainContext`, driven by the loop's ``ReadyDispatcher``
+/// (epoll), so idle connections cost the loop nothing per iteration; every libsoup call
+/// that may create a source (send, close, keepalive, the final unref) runs with the cell's
+/// context pushed as thread-default. Without a cell (the client side) the sources live on
+/// the loop's main context.
+///
 /// Threading: callbacks run on `loop`'s thread. `send`/`close` may be called from any
 /// thread; off the loop thread they hop there with `loop.execute`.
 public final class WebSocketConnection: Hashable {
@@ -25,6 +32,8 @@ public final class WebSocketConnection: Hashable {
     /// Close code libsoup reported through its "error" signal (e.g. 1009 for an over-limit
     /// frame), used when the socket ends without a close frame from the peer.
     private var localErrorCode: UInt16 = 0
+    /// The private context holding this connection's sources; nil on the main-context path.
+    let cell: ContextCell?
 
     var onText: ((WebSocketConnection, String) -> Void)?
     var onBinary: ((WebSocketConnection, Data) -> Void)?
@@ -50,8 +59,10 @@ public final class WebSocketConnection: Hashable {
     }
 
     /// Takes a new reference on `conn`. Must run on the loop thread.
-    init(loop: EventLoop, conn: OpaquePointer, socketFD: Int32, maxIncomingPayload: Int,
-         keepaliveIntervalSeconds: UInt32) {
+    /// With `cell`, `conn` must have been created with the cell's context as thread-default;
+    /// the connection leaves the cell (``ReadyDispatcher/leave(_:)``) once detached.
+    init(loop: EventLoop, conn: OpaquePointer, socketFD: Int32, cell: ContextCell? = nil,
+         maxIncomingPayload: Int, keepaliveIntervalSeconds: UInt32) {
         Self.idLock.lock()
         Self.nextID += 1
         id = Self.nextID
@@ -60,6 +71,7 @@ public final class WebSocketConnection: Hashable {
         self.loop = loop
         self.conn = conn
         self.socketFD = socketFD
+        self.cell = cell
         let proto = soup_websocket_connection_get_protocol(conn)
         negotiatedProtocol = proto.map { String(cString: $0) }
         g_object_ref(UnsafeMutableRawPointer(conn))
@@ -72,7 +84,17 @@ public final class WebSocketConnection: Hashable {
         if maxIncomingPayload > 0 {
             soup_websocket_connection_set_max_incoming_payload_size(conn, guint64(maxIncomingPayload))
         }
-        soup_websocket_connection_set_keepalive_interval(conn, guint(keepaliveIntervalSeconds))
+        // The keepalive GSource is attached to the thread-default context.
+        inCell { soup_websocket_connection_set_keepalive_interval(conn, guint(keepaliveIntervalSeconds)) }
+    }
+
+    /// Runs a libsoup call with the connection's context as thread-default, then lets the
+    /// dispatcher re-read what the context waits for (e.g. POLLOUT after a blocked write).
+    private func inCell<T>(_ body: () -> T) -> T {
+        guard let cell else { return body() }
+        let result = cell.with(body)
+        cell.refresh()
+        return result
     }
 
     /// Connects libsoup signals. Call after the callbacks are set.
@@ -102,6 +124,8 @@ public final class WebSocketConnection: Hashable {
         handlerIDs.append(sb_g_signal_connect(instance, "error", unsafeBitCast(onError, to: GCallback.self), data))
         handlerIDs.append(sb_g_signal_connect(instance, "message", unsafeBitCast(onMessage, to: GCallback.self), data))
         handlerIDs.append(sb_g_signal_connect(instance, "closed", unsafeBitCast(onClosed, to: GCallback.self), data))
+        // The input source exists since construction: register its socket with epoll.
+        cell?.refresh()
     }
 
     private func deliver(type: gint, bytes: OpaquePointer?) {
@@ -139,7 +163,13 @@ public final class WebSocketConnection: Hashable {
         for h in handlerIDs { g_signal_handler_disconnect(UnsafeMutableRawPointer(c), h) }
         handlerIDs.removeAll()
         conn = nil
-        g_object_unref(UnsafeMutableRawPointer(c))
+        // Finalizing may still touch sources (dispose closes an unclosed stream).
+        if let cell {
+            cell.with { g_object_unref(UnsafeMutableRawPointer(c)) }
+            cell.dispatcher?.leave(cell)
+        } else {
+            g_object_unref(UnsafeMutableRawPointer(c))
+        }
         Self.idLock.lock(); Self.live -= 1; Self.idLock.unlock()
         selfRetain?.release()
         selfRetain = nil
@@ -171,7 +201,7 @@ public final class WebSocketConnection: Hashable {
         var copy = text
         copy.withUTF8 { buf in
             let bytes = g_bytes_new(buf.baseAddress, gsize(buf.count))
-            soup_websocket_connection_send_message(conn, SOUP_WEBSOCKET_DATA_TEXT, bytes)
+            inCell { soup_websocket_connection_send_message(conn, SOUP_WEBSOCKET_DATA_TEXT, bytes) }
             g_bytes_unref(bytes)
         }
     }
@@ -183,7 +213,7 @@ public final class WebSocketConnection: Hashable {
         }
         guard isOpen, let conn = conn else { return }
         binary.withUnsafeBytes { buf in
-            soup_websocket_connection_send_binary(conn, buf.baseAddress, gsize(buf.count))
+            inCell { soup_websocket_connection_send_binary(conn, buf.baseAddress, gsize(buf.count)) }
         }
     }
 
@@ -197,7 +227,7 @@ public final class WebSocketConnection: Hashable {
         // RFC 6455 §5.5: control frame payload ≤ 125 bytes, 2 of them the code.
         var trimmed = reason
         while trimmed.utf8.count > 123 { trimmed.removeLast() }
-        soup_websocket_connection_close(conn, gushort(code), trimmed)
+        inCell { soup_websocket_connection_close(conn, gushort(code), trimmed) }
     }
 
     public static func == (lhs: WebSocketConnection, rhs: WebSocketConnection) -> Bool { lhs === rhs }

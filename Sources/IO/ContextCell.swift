@@ -1,0 +1,125 @@
+import CSoup
+
+/// A private `GMainContext` holding the libsoup sources (socket input/output, keepalive and
+/// close timeouts, GTask completions) of up to ``ReadyDispatcher/connectionsPerCell``
+/// WebSocket connections, driven by hand from the loop's ``ReadyDispatcher`` instead of by
+/// the loop's main context.
+///
+/// `SoupWebsocketConnection` attaches every source it creates to
+/// `g_main_context_get_thread_default()` at that moment (soup-websocket-connection.c:
+/// start_input_source, start_output_source, keepalive, close_io_after_timeout), so every
+/// libsoup call on a member connection runs inside ``with(_:)``, and so does the dispatch.
+/// One round (``run()``) is prepare → query → check (with the revents epoll reported, no
+/// poll syscall) → dispatch, then ``refresh()`` re-reads the fds and timeout the context
+/// wants (`g_main_context_query`) and hands them to the dispatcher.
+/// See https://docs.gtk.org/glib/main-loop.html ("Customizing the main loop iteration").
+///
+/// Loop thread only; the loop thread owns (`g_main_context_acquire`) the context for the
+/// cell's whole life.
+final class ContextCell {
+    let id: UInt64
+    let context: OpaquePointer
+    weak var dispatcher: ReadyDispatcher?
+    /// Connections assigned to this cell.
+    var members = 0
+    /// fd → epoll events registered for this cell.
+    var registered: [Int32: UInt32] = [:]
+    /// fd → events epoll reported since the last round.
+    var pending: [Int32: UInt32] = [:]
+    /// Monotonic µs of the context's next timeout, -1 for none.
+    var deadline: Int64 = -1
+    var queuedImmediate = false
+    /// Round stamp of the dispatcher that last queued this cell (dedup within a round).
+    var stamp: UInt64 = 0
+    private(set) var isRunning = false
+    /// The context's own GWakeup eventfd: never ready, because nothing attaches sources to
+    /// this context from another thread. Not registered with epoll.
+    private var wakeupFD: Int32 = -1
+    private var fds = [GPollFD](repeating: GPollFD(), count: 8)
+    private var retired = false
+
+    init(id: UInt64, dispatcher: ReadyDispatcher) {
+        self.id = id
+        self.dispatcher = dispatcher
+        context = g_main_context_new()
+        g_main_context_acquire(context)
+        // An empty context's only poll record is its wakeup fd.
+        var priority: gint = 0
+        _ = g_main_context_prepare(context, &priority)
+        var timeout: gint = -1
+        if query(priority: gint.max, timeout: &timeout) >= 1 { wakeupFD = fds[0].fd }
+    }
+
+    /// Releases the context (and any source still attached to it). Idempotent.
+    func retire() {
+        guard !retired else { return }
+        retired = true
+        g_main_context_release(context)
+        g_main_context_unref(context)
+    }
+
+    deinit { retire() }
+
+    /// Runs `body` with this cell's context as the thread-default context, so that libsoup
+    /// sources created inside land in it.
+    func with<T>(_ body: () throws -> T) rethrows -> T {
+        g_main_context_push_thread_default(context)
+        defer { g_main_context_pop_thread_default(context) }
+        return try body()
+    }
+
+    private func query(priority: gint, timeout: inout gint) -> Int {
+        while true {
+            let capacity = fds.count
+            let n = fds.withUnsafeMutableBufferPointer { buf in
+                Int(g_main_context_query(context, priority, &timeout, buf.baseAddress, gint(capacity)))
+            }
+            if n <= capacity { return n }
+            fds = [GPollFD](repeating: GPollFD(), count: n * 2)
+        }
+    }
+
+    /// One dispatch round with the revents epoll reported, then ``refresh()``.
+    func run() {
+        guard !isRunning, !retired else { return }
+        isRunning = true
+        g_main_context_push_thread_default(context)
+        var priority: gint = 0
+        _ = g_main_context_prepare(context, &priority)
+        var timeout: gint = 0
+        let n = query(priority: priority, timeout: &timeout)
+        // POLLIN|POLLPRI|POLLOUT|POLLERR|POLLHUP|POLLNVAL: GLib's GIOCondition values are the
+        // poll(2) bits, which are also the EPOLL* bits on Linux.
+        let always: UInt32 = 0x08 | 0x10 | 0x20
+        for i in 0 ..< n {
+            let wanted = UInt32(fds[i].events) | always
+            let got = pending[fds[i].fd] ?? 0
+            fds[i].revents = gushort(truncatingIfNeeded: got & wanted)
+        }
+        pending.removeAll(keepingCapacity: true)
+        _ = fds.withUnsafeMutableBufferPointer { buf in
+            g_main_context_check(context, priority, buf.baseAddress, gint(n))
+        }
+        g_main_context_dispatch(context)
+        g_main_context_pop_thread_default(context)
+        isRunning = false
+        refresh()
+    }
+
+    /// Reads the fds and timeout the context wants now and updates the dispatcher (epoll
+    /// registration, timer, immediate queue). Skipped while the cell is dispatching: the
+    /// round refreshes when it ends (a nested prepare would drop the dispatch list).
+    func refresh() {
+        guard !isRunning, !retired, let dispatcher else { return }
+        var priority: gint = 0
+        let ready = g_main_context_prepare(context, &priority) != 0
+        var timeout: gint = -1
+        // Every priority: a ready high-priority source must not hide other sockets' fds.
+        let n = query(priority: gint.max, timeout: &timeout)
+        var wanted: [Int32: UInt32] = [:]
+        for i in 0 ..< n where fds[i].fd != wakeupFD && fds[i].events != 0 {
+            wanted[fds[i].fd, default: 0] |= UInt32(fds[i].events) & 0x07
+        }
+        dispatcher.update(self, wanted: wanted, timeoutMilliseconds: ready ? 0 : Int64(timeout))
+    }
+}
