@@ -43,3 +43,41 @@ struct LossBurst: Sendable {
         return p - 2 * (p * (1 - p) / n).squareRoot() > threshold
     }
 }
+
+/// Queuing delay on the path, from transport-cc: each acknowledged packet's one-way delay
+/// (arrival on the receiver's clock − our send time; the clocks' offset cancels) minus the
+/// smallest such delay of the last 10 s (the base: propagation with an empty queue).
+/// `standing` is the *smallest* queuing delay over the last 200 ms: a bottleneck's queue
+/// keeps every packet waiting, while a receiver stall or a keyframe burst delays some
+/// packets and not the ones around them.
+///
+/// Pure: `now` is the feedback's arrival (µs).
+struct QueueDelay: Sendable {
+    /// 10 s of base delay, kept as two 5 s epochs (the minimum of the current and the
+    /// previous): a route change or clock drift is forgotten within 10 s.
+    static let baseEpoch: Int64 = 5_000_000
+    static let standingWindow: Int64 = 200_000
+
+    private var epochStart: Int64?
+    private var currentMin = Int64.max
+    private var previousMin = Int64.max
+    /// (feedback time, queuing delay) of recent packets.
+    private var recent: [(at: Int64, delay: Int64)] = []
+
+    mutating func add(oneWayDelay: Int64, now: Int64) {
+        if epochStart == nil || now - (epochStart ?? now) >= Self.baseEpoch {
+            epochStart = now
+            previousMin = currentMin
+            currentMin = .max
+        }
+        currentMin = min(currentMin, oneWayDelay)
+        let base = min(currentMin, previousMin)
+        recent.append((now, oneWayDelay - base))
+        if let first = recent.first, now - first.at > Self.standingWindow {
+            recent.removeAll { now - $0.at > Self.standingWindow }
+        }
+    }
+
+    /// Smallest queuing delay over the last `standingWindow` (µs), 0 when none.
+    var standing: Int64 { recent.map(\.delay).min() ?? 0 }
+}

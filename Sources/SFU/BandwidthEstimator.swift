@@ -71,6 +71,11 @@ public struct BandwidthEstimator: Sendable {
         /// to act on the first feedbacks that show a tail-drop queue, long enough for 20
         /// packets at the lowest layer plus audio (≈ 75 packets/s).
         public var fastLossWindow: Int64 = 300_000
+        /// 150 ms of standing queue (the smallest queuing delay over the last 200 ms of
+        /// acknowledged packets, above the path's base delay) before an over-use cuts to the
+        /// recent received rate: more than a loaded browser's network-thread stall or a
+        /// keyframe burst adds, less than a fifth of a home router's 0.8 s buffer.
+        public var standingQueue: Int64 = 150_000
 
         public init() {}
     }
@@ -118,6 +123,8 @@ public struct BandwidthEstimator: Sendable {
     private var lastLossUpdate: Int64?
     private var lossWindowStart: Int64?
     private var lastOveruse: Int64?
+    /// Queuing delay of the latest acknowledged packets over the path's base delay.
+    private var queueDelay = QueueDelay()
     /// Per-packet outcomes of the last `fastLossWindow` of feedback (the loss-burst test).
     private var lossBurst = LossBurst()
     /// Loss bursts acted on (for stats and tests).
@@ -213,6 +220,7 @@ public struct BandwidthEstimator: Sendable {
                 if packet.reportedLost { lost -= 1 }  // reported lost before, arrived late
                 received += 1
                 detector.add(send: packet.sendTime, arrival: arrival)
+                queueDelay.add(oneWayDelay: arrival - packet.sendTime, now: now)
                 delivered.append((arrival, packet.size))
                 if let cluster = packet.probeCluster { probeAcked(cluster, packet, arrival: arrival) }
             } else if !packet.acked, !packet.reportedLost {
@@ -340,7 +348,12 @@ public struct BandwidthEstimator: Sendable {
             lastOveruse = now
             // One decrease per 200 ms (≈ an RTT plus feedback interval) so the queue can drain.
             if lastDelayDecrease.map({ now - $0 >= 200_000 }) ?? true {
-                let rate = recentReceivedBps ?? deliveredBps ?? estimate
+                // The recent rate only behind a standing queue (`Config.standingQueue`): a
+                // loaded receiver's stalls also trip over-use, and its recent rate then reads
+                // low (seen end to end: 95 kbit/s off a 200 kbit/s flow, video paused with no
+                // congestion), while a stall never builds 150 ms of queue that stays.
+                let queued = queueDelay.standing >= config.standingQueue
+                let rate = (queued ? recentReceivedBps : nil) ?? deliveredBps ?? estimate
                 estimate = min(estimate, config.decreaseFactor * rate)
                 linkCapacity = rate
                 lastDelayDecrease = now

@@ -189,6 +189,7 @@ public struct LayerSelector: Sendable {
             let first = withHeadroom ?? fitting
             var decision = change(to: first, reason: first == nil ? .paused : .initial, now: now)
             decision.changed = true  // the router applies the first decision whatever it is (a pause too)
+            decision.reason = first == nil ? .paused : .initial
             return decision
         }
 
