@@ -76,6 +76,13 @@ public struct BandwidthEstimator: Sendable {
         /// recent received rate: more than a loaded browser's network-thread stall or a
         /// keyframe burst adds, less than a fifth of a home router's 0.8 s buffer.
         public var standingQueue: Int64 = 150_000
+        /// 30 ms of standing queue for an over-use to count at all: a loaded browser stamps
+        /// packets in bunches after stalls, which trips the delay-gradient detector, but the
+        /// smallest delay over 200 ms stays near the base because some packets in any 200 ms
+        /// were not held (seen end to end at load 11: over-use with no queue at the relay cut
+        /// a 200 kbit/s subscriber below its lowest layer, and its video paused for 25 s);
+        /// a real bottleneck keeps every packet waiting.
+        public var minStandingQueue: Int64 = 30_000
 
         public init() {}
     }
@@ -343,7 +350,10 @@ public struct BandwidthEstimator: Sendable {
         guard var estimate = delayBasedBps else { return }
         let dt = Double(min(max(now - (lastDelayUpdate ?? now), 0), 1_000_000)) / 1_000_000
         lastDelayUpdate = now
-        switch detector.usage {
+        // Over-use without a standing queue (`Config.minStandingQueue`) is the receiver's
+        // timing, not the path: hold instead of cutting.
+        let usage = detector.usage == .overusing && queueDelay.standing < config.minStandingQueue ? .underusing : detector.usage
+        switch usage {
         case .overusing:
             lastOveruse = now
             // One decrease per 200 ms (≈ an RTT plus feedback interval) so the queue can drain.

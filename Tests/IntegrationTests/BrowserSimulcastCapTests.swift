@@ -64,8 +64,6 @@ final class BrowserSimulcastCapTests: BrowserSimulcastCase {
             window.switchboard.stats().then(s => ['q','h','f'].every(rid =>
               s.outboundVideo.some(o => o.pc === 'room' && o.rid === rid && o.framesEncoded > 0 && o.frameHeight > 0)))
             """, timeout: 60)
-        try waitForLayer(alice, publisher: aliceKey, subscriber: bobKey, layer: 2, within: 30, "bob, uncapped", since: start)
-        try waitForLayer(alice, publisher: aliceKey, subscriber: carolKey, layer: 2, within: 30, "carol, uncapped", since: start)
         // Which resolution is which layer: below h's height is q, above it is f (robust to
         // Chromium scaling the capture down a step under CPU load).
         let sent = try outbound(alice)
@@ -73,8 +71,14 @@ final class BrowserSimulcastCapTests: BrowserSimulcastCase {
         XCTAssertLessThan(try XCTUnwrap(sent["q"]?.height), midHeight)
         XCTAssertGreaterThan(try XCTUnwrap(sent["f"]?.height), midHeight)
         let lowHeight = midHeight - 1, highHeight = midHeight + 1   // bob's frameHeight ≤ lowHeight: q; ≥ highHeight: f
-        try bob.waitUntil("window.switchboard.stats().then(s => s.inboundVideo.some(v => v.stream === \(ChromiumPage.literal(aliceKey)) && v.frameHeight >= \(highHeight)))",
-                          timeout: 10)
+        // Uncapped means the SFU forwards f to bob *and* bob decodes f-sized frames, checked
+        // together: in the first seconds Chromium sends f at a fraction of its rate, so the
+        // selector may pick f on the 300 kbit/s start estimate and leave it as f's rate
+        // grows; a wait on the SFU's layer alone ended on that transient, and the page then
+        // waited for f-sized frames on a subscriber the estimate had moved down.
+        try waitForLayer(alice, publisher: aliceKey, subscriber: bobKey, layer: 2, within: 40, "bob, uncapped", since: start,
+                         page: bob, stream: aliceKey, minHeight: highHeight)
+        try waitForLayer(alice, publisher: aliceKey, subscriber: carolKey, layer: 2, within: 30, "carol, uncapped", since: start)
 
         // Cap server → bob.
         var fArriving = LayerProgress(rid: "f")
@@ -170,15 +174,16 @@ final class BrowserSimulcastCapTests: BrowserSimulcastCase {
     }
 
     /// Waits until the SFU forwards `layer` of `publisher`'s video to `subscriber`.
+    /// With `subscriberPage`: also until that page decodes `stream` at ≥ `minHeight`.
     func waitForLayer(_ page: ChromiumPage, publisher: String, subscriber: String, layer: Int, within: Double, _ what: String,
-                      since start: Date) throws {
+                      since start: Date, page subscriberPage: ChromiumPage? = nil, stream: String = "", minHeight: Int = 0) throws {
         let deadline = Date(timeIntervalSinceNow: within)
         var last: (current: Int, target: Int)?
         while Date() < deadline {
             let samples = try metrics(page)
             traceDownlink(samples, since: start)
             last = sfuSubscriberLayer(samples, publisher: publisher, subscriber: subscriber)
-            if last?.current == layer { return }
+            if last?.current == layer, try subscriberPage.map({ (try inbound($0)[stream]?.height ?? 0) >= minHeight }) ?? true { return }
             Thread.sleep(forTimeInterval: Self.poll)
         }
         XCTFail("\(what): layer \(layer) not forwarded within \(within) s (last \(String(describing: last)))")
