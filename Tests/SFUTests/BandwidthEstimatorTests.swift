@@ -59,6 +59,20 @@ final class BandwidthEstimatorTests: XCTestCase {
         XCTAssertTrue(late.allSatisfy { $0 >= 800_000 }, "held within 20 % of the start: min \(late.min() ?? 0)")
     }
 
+    /// A receiver starved for 300 ms of every second (a browser on a host at load 15), which
+    /// then stamps the held packets at once: every packet of a stall waits ≥ 100 ms, so the
+    /// delay detector sees over-use and a standing queue — but the backlog arrives faster
+    /// than it was sent, which a bottleneck never does, so the estimate does not collapse.
+    func testLongReceiverStallsAreNotABottleneck() throws {
+        var link = SimulatedLink(capacityBps: 5_000_000)
+        link.receiverStall = (every: 1_000_000, length: 300_000)
+        var trace = CongestionTrace(link: link, estimator: startingAt(1_000_000))
+        try trace.run(until: 20_000_000) { _ in 1_000_000 }
+        let late = trace.samples(from: 5_000_000, to: 20_000_000)
+        print("300 ms receiver stalls: 5-20 s every 1 s \(kbps(late.enumerated().filter { $0.offset % 10 == 0 }.map(\.element))) kbit/s")
+        XCTAssertTrue(late.allSatisfy { $0 >= 800_000 }, "no collapse: min \(late.min() ?? 0)")
+    }
+
     /// 5 % random loss without queueing: loss-based holds (2…10 %), the estimate does not
     /// collapse.
     func testRandomFivePercentLossDoesNotCollapse() throws {
