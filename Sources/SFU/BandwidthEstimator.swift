@@ -121,7 +121,7 @@ public struct BandwidthEstimator: Sendable {
     private var lastReferenceRaw: UInt32 = 0
     private var detector = DelayTrendDetector()
     /// (arrival on the receiver clock, bytes) of acknowledged packets, arrival order.
-    private var delivered: [(arrival: Int64, size: Int, send: Int64)] = []
+    private var delivered: [(arrival: Int64, size: Int)] = []
     /// Smoothed acknowledged rate (libwebrtc `BitrateEstimator`), fed from `delivered`.
     private var acknowledged = AcknowledgedRate()
     private var lossReceived = 0
@@ -158,8 +158,6 @@ public struct BandwidthEstimator: Sendable {
     /// Received rate over the last `recentWindow` of arrivals (at least 4 packets over
     /// ≥ 50 ms), bit/s: what an over-use or a loss burst cuts to.
     public private(set) var recentReceivedBps: Double?
-    /// Send rate of the same packets (over their send times), bit/s.
-    public private(set) var recentSentBps: Double?
 
     public init(config: Config = Config()) {
         self.config = config
@@ -230,7 +228,7 @@ public struct BandwidthEstimator: Sendable {
                 received += 1
                 detector.add(send: packet.sendTime, arrival: arrival)
                 queueDelay.add(oneWayDelay: arrival - packet.sendTime, now: now)
-                delivered.append((arrival, packet.size, packet.sendTime))
+                delivered.append((arrival, packet.size))
                 if let cluster = packet.probeCluster { probeAcked(cluster, packet, arrival: arrival) }
             } else if !packet.acked, !packet.reportedLost {
                 packet.reportedLost = true
@@ -341,24 +339,12 @@ public struct BandwidthEstimator: Sendable {
         delivered.removeAll { latest - $0.arrival > config.deliveryWindow }
         let recentWindow = config.recentWindow
         let recent = delivered.filter { latest - $0.arrival <= recentWindow }
-        recentReceivedBps = Self.rate(of: recent.map { ($0.arrival, $0.size) })
-        recentSentBps = Self.rate(of: recent.map { ($0.send, $0.size) }.sorted { $0.0 < $1.0 })
+        recentReceivedBps = Self.rate(of: recent)
         guard let first = delivered.first?.arrival, delivered.count >= 2 else { return }
         // Rate over the window, or over the span seen so far (at least 100 ms to avoid spikes).
         let span = max(latest - first, min(config.deliveryWindow, 100_000))
         let bytes = delivered.dropFirst().reduce(0) { $0 + $1.size }
         deliveredBps = Double(bytes * 8) * 1_000_000 / Double(span)
-    }
-
-    /// The recent packets arrived clearly slower than they were sent (received < 90 % of
-    /// their send rate): a bottleneck's signature. A receiver that stalls and then reads
-    /// its backlog at once shows delay, even a standing queue, but receives its packets
-    /// *faster* than they were sent when it catches up (seen end to end at load 15: over-use
-    /// and ≥ 150 ms of queue with nothing queued at the relay cut a 1.7 Mbit/s estimate to
-    /// 240 kbit/s). Unknown (too few packets) counts as bottlenecked: GCC's own rule.
-    var bottlenecked: Bool {
-        guard let received = recentReceivedBps, let sent = recentSentBps else { return true }
-        return received < 0.9 * sent
     }
 
     private mutating func updateDelayBased(now: Int64) {
@@ -367,7 +353,7 @@ public struct BandwidthEstimator: Sendable {
         lastDelayUpdate = now
         // Over-use without a standing queue (`Config.minStandingQueue`) is the receiver's
         // timing, not the path: hold instead of cutting.
-        let usage = detector.usage == .overusing && (queueDelay.standing < config.minStandingQueue || !bottlenecked) ? .underusing : detector.usage
+        let usage = detector.usage == .overusing && queueDelay.standing < config.minStandingQueue ? .underusing : detector.usage
         switch usage {
         case .overusing:
             lastOveruse = now
@@ -377,7 +363,7 @@ public struct BandwidthEstimator: Sendable {
                 // loaded receiver's stalls also trip over-use, and its recent rate then reads
                 // low (seen end to end: 95 kbit/s off a 200 kbit/s flow, video paused with no
                 // congestion), while a stall never builds 150 ms of queue that stays.
-                let queued = queueDelay.standing >= config.standingQueue && bottlenecked
+                let queued = queueDelay.standing >= config.standingQueue
                 let rate = (queued ? recentReceivedBps : nil) ?? deliveredBps ?? estimate
                 estimate = min(estimate, config.decreaseFactor * rate)
                 linkCapacity = rate
