@@ -12,11 +12,14 @@ import RTP
 ///   known capacity, additive (about one packet per response time) near it; under-use → hold.
 ///   Capped at 1.5 × the delivered rate (libwebrtc), so an idle sender cannot claim bandwidth
 ///   it never tested — growing past that needs probing (`probeCompleted`).
-///   The decrease is taken from the **recent** received rate (`recentWindow`, 250 ms of
-///   arrivals): a queue building behind a bottleneck drains at the bottleneck's rate, so
-///   the packets that show the delay rise arrive at about the capacity, while a smoothed or
-///   500 ms rate still reads the rate before the cap (seen end to end: 1.5 Mbit/s into a
-///   300 kbit/s cap read 1.2 Mbit/s, and the estimate needed 5–7 s to leave the top layer).
+///   Behind a standing queue of ≥ 150 ms (`standingQueue`, `QueueDelay`) the decrease is
+///   taken from the **recent** received rate (`recentWindow`, 250 ms of arrivals); an
+///   over-use with < 30 ms of standing queue (`minStandingQueue`) is a loaded receiver's
+///   stamping and only holds the estimate. A queue behind a bottleneck drains at the
+///   bottleneck's rate, so the packets that show the delay rise arrive at about the
+///   capacity, while a smoothed or 500 ms rate still reads the rate before the cap (seen
+///   end to end: 1.5 Mbit/s into a 300 kbit/s cap read 1.2 Mbit/s, and the estimate
+///   needed 5–7 s to leave the top layer).
 /// - **loss-based** (§6): loss > 10 % → × (1 − loss/2) (unless the delay detector saw
 ///   over-use in the last second: then the loss is the queue overflowing and the delay
 ///   controller already reacts); loss < 2 % → grow 8 %/s up to the delay-based estimate;
