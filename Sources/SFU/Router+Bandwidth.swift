@@ -162,6 +162,15 @@ extension Router {
                 }
                 // nil for `.layerInactive`: nothing arrives, nothing to pause.
             }
+            if let slot = subscription.slot, slot.negotiated, !slot.paused, slot.currentLayer == nil, slot.waitingForKeyframe, slot.packetsSent > 0 {
+                // Nothing is forwarded until the target layer's keyframe (after an urgent
+                // switch): ask again while it does not come — the publisher may have missed
+                // the first request, or the keyframe's first packet came late and the rest was
+                // dropped (docs/rtcp.md, start-up loss); its next periodic keyframe can be
+                // seconds away (seen end to end: 3 s without video after a switch). Throttled
+                // by `RouterConfig.keyframeRequestInterval` (500 ms) like every request.
+                requestKeyframe(publisher: subscription.track.publisher, stream: subscription.track.streams[slot.targetLayer])
+            }
             if let target = subscription.layers.selector.target, target < rates.count { reserved += rates[target] }
             if decision.wantsProbe, let bps = decision.probeBps { startProbe(for: state, targetBps: bps, now: now) }
         }
