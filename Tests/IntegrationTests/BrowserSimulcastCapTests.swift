@@ -87,8 +87,11 @@ final class BrowserSimulcastCapTests: BrowserSimulcastCase {
         // selector may pick f on the 300 kbit/s start estimate and leave it as f's rate
         // grows; a wait on the SFU's layer alone ended on that transient, and the page then
         // waited for f-sized frames on a subscriber the estimate had moved down.
+        // And f must be near its issue rate (≥ 1 Mbit/s at the SFU) before the cap: capped
+        // while f still ramped (≈ 300–500 kbit/s), the cap tested little and the run ended
+        // in the start-up transient.
         try waitForLayer(alice, publisher: aliceKey, subscriber: bobKey, layer: 2, within: 40, "bob, uncapped", since: start,
-                         page: bob, stream: aliceKey, minHeight: highHeight)
+                         page: bob, stream: aliceKey, minHeight: highHeight, minTopLayerBps: 1_000_000)
         try waitForLayer(alice, publisher: aliceKey, subscriber: carolKey, layer: 2, within: 30, "carol, uncapped", since: start)
 
         // Cap server → bob.
@@ -187,14 +190,21 @@ final class BrowserSimulcastCapTests: BrowserSimulcastCase {
     /// Waits until the SFU forwards `layer` of `publisher`'s video to `subscriber`.
     /// With `subscriberPage`: also until that page decodes `stream` at ≥ `minHeight`.
     func waitForLayer(_ page: ChromiumPage, publisher: String, subscriber: String, layer: Int, within: Double, _ what: String,
-                      since start: Date, page subscriberPage: ChromiumPage? = nil, stream: String = "", minHeight: Int = 0) throws {
+                      since start: Date, page subscriberPage: ChromiumPage? = nil, stream: String = "", minHeight: Int = 0,
+                      minTopLayerBps: Double = 0) throws {
         let deadline = Date(timeIntervalSinceNow: within)
         var last: (current: Int, target: Int)?
+        var topBytes: (bytes: Double, at: Date)?
         while Date() < deadline {
             let samples = try metrics(page)
             traceDownlink(samples, since: start)
             last = sfuSubscriberLayer(samples, publisher: publisher, subscriber: subscriber)
-            if last?.current == layer, try subscriberPage.map({ (try inbound($0)[stream]?.height ?? 0) >= minHeight }) ?? true { return }
+            // The publisher's top layer's rate at the SFU between two polls.
+            let bytes = sfuVideoLayers(samples, publisher: publisher).values.first { $0.layer == layer }?.bytes ?? 0
+            let topBps = topBytes.map { (bytes - $0.bytes) * 8 / max(Date().timeIntervalSince($0.at), 0.05) } ?? 0
+            topBytes = (bytes, Date())
+            if last?.current == layer, topBps >= minTopLayerBps,
+               try subscriberPage.map({ (try inbound($0)[stream]?.height ?? 0) >= minHeight }) ?? true { return }
             Thread.sleep(forTimeInterval: Self.poll)
         }
         XCTFail("\(what): layer \(layer) not forwarded within \(within) s (last \(String(describing: last)))")
