@@ -12,10 +12,25 @@ import RTP
 ///   known capacity, additive (about one packet per response time) near it; under-use → hold.
 ///   Capped at 1.5 × the delivered rate (libwebrtc), so an idle sender cannot claim bandwidth
 ///   it never tested — growing past that needs probing (`probeCompleted`).
+///   Behind a standing queue of ≥ 150 ms (`standingQueue`, `QueueDelay`) the decrease is
+///   taken from the **recent** received rate (`recentWindow`, 250 ms of arrivals); an
+///   over-use with < 30 ms of standing queue (`minStandingQueue`) is a loaded receiver's
+///   stamping and only holds the estimate. A queue behind a bottleneck drains at the
+///   bottleneck's rate, so the packets that show the delay rise arrive at about the
+///   capacity, while a smoothed or 500 ms rate still reads the rate before the cap (seen
+///   end to end: 1.5 Mbit/s into a 300 kbit/s cap read 1.2 Mbit/s, and the estimate
+///   needed 5–7 s to leave the top layer).
 /// - **loss-based** (§6): loss > 10 % → × (1 − loss/2) (unless the delay detector saw
 ///   over-use in the last second: then the loss is the queue overflowing and the delay
 ///   controller already reacts); loss < 2 % → grow 8 %/s up to the delay-based estimate;
 ///   in between hold. Loss is sampled over ≥ 1 s and ≥ 20 packets.
+///   **Sustained heavy loss** (`LossBurst`: the last `fastLossWindow` of feedback shows loss
+///   significantly above 10 %, ≥ 20 packets) cuts the loss-based estimate at once to the
+///   recent received rate — what the link actually delivered — instead of × (1 − loss/2)
+///   per second: at 80 % loss (1.5 Mbit/s into a 300 kbit/s tail-drop queue) the slow
+///   rule needs seconds, while the acknowledged rate *is* the capacity (libwebrtc's
+///   `LossBasedBweV2` bounds its estimate by the acknowledged rate the same way; LiveKit's
+///   stream allocator takes the received rate as the channel capacity on congestion).
 ///
 /// Fallbacks for subscribers without transport-cc: REMB (the receiver's own estimate) caps
 /// the result; receiver-report fraction lost feeds the loss-based controller.
@@ -50,6 +65,27 @@ public struct BandwidthEstimator: Sendable {
         public var deliveryWindow: Int64 = 500_000
         /// 2 s of send history kept to match feedback; older feedback is ignored.
         public var sendHistory: Int64 = 2_000_000
+        /// 250 ms of arrivals for the recent received rate an over-use or a loss burst cuts
+        /// to: longer than one 100 ms feedback interval plus a frame interval (a 300 kbit/s
+        /// link delivers a 6 kB frame in 160 ms), short against the 0.8 s a bottleneck
+        /// queue takes to fill, so it reads the drain rate and not the rate before the cap.
+        public var recentWindow: Int64 = 250_000
+        /// 300 ms of feedback for the loss-burst test (three feedback intervals): short enough
+        /// to act on the first feedbacks that show a tail-drop queue, long enough for 20
+        /// packets at the lowest layer plus audio (≈ 75 packets/s).
+        public var fastLossWindow: Int64 = 300_000
+        /// 150 ms of standing queue (the smallest queuing delay over the last 200 ms of
+        /// acknowledged packets, above the path's base delay) before an over-use cuts to the
+        /// recent received rate: more than a loaded browser's network-thread stall or a
+        /// keyframe burst adds, less than a fifth of a home router's 0.8 s buffer.
+        public var standingQueue: Int64 = 150_000
+        /// 30 ms of standing queue for an over-use to count at all: a loaded browser stamps
+        /// packets in bunches after stalls, which trips the delay-gradient detector, but the
+        /// smallest delay over 200 ms stays near the base because some packets in any 200 ms
+        /// were not held (seen end to end at load 11: over-use with no queue at the relay cut
+        /// a 200 kbit/s subscriber below its lowest layer, and its video paused for 25 s);
+        /// a real bottleneck keeps every packet waiting.
+        public var minStandingQueue: Int64 = 30_000
 
         public init() {}
     }
@@ -97,6 +133,12 @@ public struct BandwidthEstimator: Sendable {
     private var lastLossUpdate: Int64?
     private var lossWindowStart: Int64?
     private var lastOveruse: Int64?
+    /// Queuing delay of the latest acknowledged packets over the path's base delay.
+    private var queueDelay = QueueDelay()
+    /// Per-packet outcomes of the last `fastLossWindow` of feedback (the loss-burst test).
+    private var lossBurst = LossBurst()
+    /// Loss bursts acted on (for stats and tests).
+    public private(set) var lossBursts = 0
     private var lastFeedback: Int64?
     private var lastDelayUpdate: Int64?
     private var lastDelayDecrease: Int64?
@@ -116,6 +158,9 @@ public struct BandwidthEstimator: Sendable {
     public private(set) var lossRatio: Double?
     /// Delivered rate from the acknowledged packets of the last `deliveryWindow`, bit/s.
     public private(set) var deliveredBps: Double?
+    /// Received rate over the last `recentWindow` of arrivals (at least 4 packets over
+    /// ≥ 50 ms), bit/s: what an over-use or a loss burst cuts to.
+    public private(set) var recentReceivedBps: Double?
 
     public init(config: Config = Config()) {
         self.config = config
@@ -185,6 +230,7 @@ public struct BandwidthEstimator: Sendable {
                 if packet.reportedLost { lost -= 1 }  // reported lost before, arrived late
                 received += 1
                 detector.add(send: packet.sendTime, arrival: arrival)
+                queueDelay.add(oneWayDelay: arrival - packet.sendTime, now: now)
                 delivered.append((arrival, packet.size))
                 if let cluster = packet.probeCluster { probeAcked(cluster, packet, arrival: arrival) }
             } else if !packet.acked, !packet.reportedLost {
@@ -193,9 +239,11 @@ public struct BandwidthEstimator: Sendable {
             }
             history[Self.slot(seq)] = packet
         }
+        lossBurst.add(received: received, lost: max(lost, 0), now: now, window: config.fastLossWindow)
         updateDeliveredRate(newFrom: deliveredBefore)
         if delayBasedBps == nil { delayBasedBps = Double(config.initialBps) }
         updateDelayBased(now: now)
+        reactToLossBurst(now: now)
         finishProbes(now: now)
         if lossWindowStart == nil { lossWindowStart = now }
         lossReceived += received
@@ -292,6 +340,9 @@ public struct BandwidthEstimator: Sendable {
         defer { if let smoothed = acknowledged.bps { deliveredBps = max(smoothed, deliveredBps ?? 0) } }
         guard let latest = delivered.last?.arrival else { return }
         delivered.removeAll { latest - $0.arrival > config.deliveryWindow }
+        let recentWindow = config.recentWindow
+        let recent = delivered.filter { latest - $0.arrival <= recentWindow }
+        recentReceivedBps = Self.rate(of: recent)
         guard let first = delivered.first?.arrival, delivered.count >= 2 else { return }
         // Rate over the window, or over the span seen so far (at least 100 ms to avoid spikes).
         let span = max(latest - first, min(config.deliveryWindow, 100_000))
@@ -303,12 +354,20 @@ public struct BandwidthEstimator: Sendable {
         guard var estimate = delayBasedBps else { return }
         let dt = Double(min(max(now - (lastDelayUpdate ?? now), 0), 1_000_000)) / 1_000_000
         lastDelayUpdate = now
-        switch detector.usage {
+        // Over-use without a standing queue (`Config.minStandingQueue`) is the receiver's
+        // timing, not the path: hold instead of cutting.
+        let usage = detector.usage == .overusing && queueDelay.standing < config.minStandingQueue ? .underusing : detector.usage
+        switch usage {
         case .overusing:
             lastOveruse = now
             // One decrease per 200 ms (≈ an RTT plus feedback interval) so the queue can drain.
             if lastDelayDecrease.map({ now - $0 >= 200_000 }) ?? true {
-                let rate = deliveredBps ?? estimate
+                // The recent rate only behind a standing queue (`Config.standingQueue`): a
+                // loaded receiver's stalls also trip over-use, and its recent rate then reads
+                // low (seen end to end: 95 kbit/s off a 200 kbit/s flow, video paused with no
+                // congestion), while a stall never builds 150 ms of queue that stays.
+                let queued = queueDelay.standing >= config.standingQueue
+                let rate = (queued ? recentReceivedBps : nil) ?? deliveredBps ?? estimate
                 estimate = min(estimate, config.decreaseFactor * rate)
                 linkCapacity = rate
                 lastDelayDecrease = now
@@ -336,6 +395,37 @@ public struct BandwidthEstimator: Sendable {
             }
         }
         delayBasedBps = min(max(estimate, Double(config.minBps)), Double(config.maxBps))
+    }
+
+    /// Bytes after the first packet over the span of their arrivals (the first packet's
+    /// bytes arrived before the span began); nil for fewer than 4 packets or under 50 ms,
+    /// too few to tell a rate from one frame's burst.
+    static func rate<Packets: Collection>(of packets: Packets) -> Double? where Packets.Element == (arrival: Int64, size: Int) {
+        guard packets.count >= 4, let first = packets.first?.arrival else { return nil }
+        var last = first
+        var bytes = 0
+        for (index, packet) in packets.enumerated() {
+            last = max(last, packet.arrival)
+            if index > 0 { bytes += packet.size }
+        }
+        guard last - first >= 50_000 else { return nil }
+        return Double(bytes * 8) * 1_000_000 / Double(last - first)
+    }
+
+    /// The loss-burst response: sustained heavy loss in the last `fastLossWindow` (see
+    /// `LossBurst.isSustained`) sets the loss-based estimate to the recent received rate at
+    /// once. Idempotent while the link stays saturated (the received rate is the capacity),
+    /// so it cannot ratchet the estimate down feedback after feedback; never raises it.
+    private mutating func reactToLossBurst(now: Int64) {
+        guard lossBurst.isSustained(above: config.highLoss, minPackets: config.lossSamplePackets),
+              let received = recentReceivedBps else { return }
+        let current = lossBasedBps ?? Double(estimateBps)
+        guard received < current else { return }
+        lossBasedBps = max(received, Double(config.minBps))
+        lossRatio = lossBurst.ratio
+        lastLossDecrease = now
+        lastLossUpdate = now
+        lossBursts += 1
     }
 
     private mutating func lossSample(ratio: Double, now: Int64) {

@@ -9,7 +9,11 @@
 ///   not within the cool-down of the previous switch;
 /// - **downgrade** to the highest layer with `available ≥ bitrate` once the current one has
 ///   not fitted for 500 ms; inside the cool-down only when the shortfall is severe
-///   (`available < 0.7 × current bitrate`) or video must pause;
+///   (`available < 0.7 × current bitrate`) or video must pause. A **severe** shortfall
+///   switches at the first evaluation that sees it, and the decision is `urgent`: the
+///   router stops forwarding the current layer at once instead of until the new layer's
+///   keyframe (a link that carries less than 70 % of it only fills its queue, and a full
+///   queue delays and tail-drops the very keyframe the switch waits for);
 /// - **pause** (target `nil`) when even the lowest layer does not fit — before audio suffers;
 /// - a lowered `maxLayer` or a layer that stopped arriving switches at once;
 /// - a layer that **stopped and came back** counts as available again only after arriving
@@ -18,7 +22,9 @@
 ///   switches count against the same cool-down (`recordSwitch`);
 /// - **probe**: when a higher layer is allowed but does not fit yet, ask for a probe
 ///   (`wantsProbe`, `probeBps`) at most every 5 s, so the estimator can find the headroom
-///   (the send-side estimate cannot grow past 1.5 × what is actually sent).
+///   (the send-side estimate cannot grow past 1.5 × what is actually sent) — also inside
+///   the cool-down once `probeAfterSwitch` has passed, so the estimate for the next step is
+///   ready when the cool-down ends (a probe switches nothing by itself).
 ///
 /// Pure: `now` is passed in (monotonic µs).
 public struct LayerSelector: Sendable {
@@ -43,6 +49,9 @@ public struct LayerSelector: Sendable {
         public var severeShortfall = 0.7
         /// 5 s between probe requests: libwebrtc's ALR probing interval.
         public var probeInterval: Int64 = 5_000_000
+        /// 1 s after a switch before probing: the new layer's keyframe (a spike of several
+        /// times its rate) has passed, so the probe measures the link, not the keyframe.
+        public var probeAfterSwitch: Int64 = 1_000_000
         /// Probe 20 % above what the next layer needs: a probe that saturates the link reads
         /// about 5 % low (libwebrtc keeps 95 % of the receive rate), so aiming exactly at the
         /// need would never show the headroom.
@@ -94,6 +103,9 @@ public struct LayerSelector: Sendable {
         /// possible upgrade.
         public var wantsProbe: Bool
         public var probeBps: UInt64?
+        /// A severe shortfall (`Config.severeShortfall`) moved the target down: stop
+        /// forwarding the current layer now rather than until the new layer's keyframe.
+        public var urgent = false
     }
 
     public let config: Config
@@ -161,13 +173,24 @@ public struct LayerSelector: Sendable {
         let withHeadroom = active.last { available >= config.upgradeHeadroom * rate($0) }
         let fitting = active.last { available >= rate($0) }
 
+        // Nothing arrives: nothing to choose from. The first decision waits for a layer, and
+        // a subscription whose layers all stopped decides afresh when one returns: its target
+        // nil here means "no layer", not "paused" — the router leaves the slot on its layer
+        // (nothing to pause), so treating it as paused would wait for an upgrade's headroom
+        // while the slot forwards whatever layer comes back (seen end to end: a subscriber
+        // that joined before the publisher's layers arrived kept the top layer under a cap).
+        guard !active.isEmpty else {
+            guard decided else { return keep() }
+            decided = false
+            return target == nil ? keep() : change(to: nil, reason: .layerInactive, now: now)
+        }
         guard decided else {
             decided = true
             let first = withHeadroom ?? fitting
-            return change(to: first, reason: first == nil && !active.isEmpty ? .paused : (active.isEmpty ? .layerInactive : .initial), now: now)
-        }
-        guard !active.isEmpty else {
-            return target == nil ? keep() : change(to: nil, reason: .layerInactive, now: now)
+            var decision = change(to: first, reason: first == nil ? .paused : .initial, now: now)
+            decision.changed = true  // the router applies the first decision whatever it is (a pause too)
+            decision.reason = first == nil ? .paused : .initial
+            return decision
         }
 
         // The subscriber lowered its maximum, or the target layer stopped arriving: at once.
@@ -185,10 +208,12 @@ public struct LayerSelector: Sendable {
             upgradeSince = nil
             let since = downgradeSince ?? now
             downgradeSince = since
-            guard now - since >= config.downgradeHold else { return keep() }
-            if fitting == nil { return change(to: nil, reason: .paused, now: now) }
-            guard !inCoolDown || available < config.severeShortfall * rate(current) else { return keep() }
-            return change(to: fitting, reason: .bandwidthDecreased, now: now)
+            let severe = available < config.severeShortfall * rate(current)
+            guard severe || now - since >= config.downgradeHold else { return keep() }
+            guard !inCoolDown || severe || fitting == nil else { return keep() }
+            var decision = fitting == nil ? change(to: nil, reason: .paused, now: now) : change(to: fitting, reason: .bandwidthDecreased, now: now)
+            decision.urgent = severe && decision.changed
+            return decision
         }
         downgradeSince = nil
 
@@ -205,7 +230,8 @@ public struct LayerSelector: Sendable {
         // A higher layer is allowed but does not fit with headroom: ask for a probe.
         let probeRates = probeBitrates.flatMap { $0.count == layerBitrates.count ? $0 : nil } ?? layerBitrates
         let next = (0...cap).first { $0 > (target ?? -1) && probeRates[$0] > 0 }
-        if let next, !inCoolDown, lastProbe.map({ now - $0 >= config.probeInterval }) ?? true {
+        let settled = lastSwitch.map { now - $0 >= config.probeAfterSwitch } ?? true
+        if let next, settled, lastProbe.map({ now - $0 >= config.probeInterval }) ?? true {
             lastProbe = now
             var decision = keep()
             decision.wantsProbe = true

@@ -154,13 +154,22 @@ extension Router {
                                                                probeBitrates: probeRates)
             if decision.changed {
                 if let layer = decision.target {
-                    retarget(subscription, to: layer, reason: decision.reason, now: now)
+                    retarget(subscription, to: layer, reason: decision.reason, urgent: decision.urgent, now: now)
                 } else if decision.reason == .paused {
                     subscription.updateSlot { $0.paused = true }
                     subscription.layers.lastReason = .paused
                     subscription.layers.lastChangeAt = now
                 }
                 // nil for `.layerInactive`: nothing arrives, nothing to pause.
+            }
+            if let slot = subscription.slot, slot.negotiated, !slot.paused, slot.currentLayer == nil, slot.waitingForKeyframe, slot.packetsSent > 0 {
+                // Nothing is forwarded until the target layer's keyframe (after an urgent
+                // switch): ask again while it does not come — the publisher may have missed
+                // the first request, or the keyframe's first packet came late and the rest was
+                // dropped (docs/rtcp.md, start-up loss); its next periodic keyframe can be
+                // seconds away (seen end to end: 3 s without video after a switch). Throttled
+                // by `RouterConfig.keyframeRequestInterval` (500 ms) like every request.
+                requestKeyframe(publisher: subscription.track.publisher, stream: subscription.track.streams[slot.targetLayer])
             }
             if let target = subscription.layers.selector.target, target < rates.count { reserved += rates[target] }
             if decision.wantsProbe, let bps = decision.probeBps { startProbe(for: state, targetBps: bps, now: now) }
@@ -169,13 +178,25 @@ extension Router {
 
     /// Moves a subscription's target (and resumes paused video); the switch itself happens
     /// at the next keyframe of `layer`, requested here.
-    func retarget(_ subscription: Subscription, to layer: Int, reason: LayerSelector.Reason, now: Int64) {
+    /// - Parameter urgent: the link cannot carry the current layer (`LayerSelector.Decision.urgent`):
+    ///   stop forwarding it now instead of until `layer`'s keyframe. Its packets would only
+    ///   fill the bottleneck queue (a 30 kB queue is 0.8 s at 300 kbit/s) and get the
+    ///   keyframe the picture waits for tail-dropped or queued behind them; the picture
+    ///   freezes either way, so the freeze is shortest when the queue drains while the
+    ///   keyframe is on its way (measured end to end: BrowserSimulcastCapTests). The
+    ///   outgoing sequence stays continuous (the slot resumes at the keyframe, as after
+    ///   `markNegotiated`).
+    func retarget(_ subscription: Subscription, to layer: Int, reason: LayerSelector.Reason, urgent: Bool = false, now: Int64) {
         guard let slot = subscription.slot, layer >= 0, layer <= subscription.track.highestLayer else { return }
         let resume = slot.paused
         subscription.updateSlot { slot in
             if slot.paused {
                 slot.paused = false
                 slot.needsResync = true  // continue the sequence without the paused gap
+                slot.waitingForKeyframe = true
+            }
+            if urgent, let current = slot.currentLayer, current > layer {
+                slot.currentLayer = nil
                 slot.waitingForKeyframe = true
             }
             slot.targetLayer = layer

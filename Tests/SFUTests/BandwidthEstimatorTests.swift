@@ -59,6 +59,21 @@ final class BandwidthEstimatorTests: XCTestCase {
         XCTAssertTrue(late.allSatisfy { $0 >= 800_000 }, "held within 20 % of the start: min \(late.min() ?? 0)")
     }
 
+    /// A receiver starved for 300 ms of every second (a browser on a host at load 15), which
+    /// then reads its backlog (FIFO) at 5 Mbit/s, 5 × the send rate: the estimate does not
+    /// collapse (the burst grouping and the standing-queue test keep it from reading the
+    /// stalls as a bottleneck).
+    func testLongReceiverStallsAreNotABottleneck() throws {
+        var link = SimulatedLink(capacityBps: 5_000_000)
+        link.receiverStall = (every: 1_000_000, length: 300_000)
+        link.catchUpBps = 5_000_000
+        var trace = CongestionTrace(link: link, estimator: startingAt(1_000_000))
+        try trace.run(until: 20_000_000) { _ in 1_000_000 }
+        let late = trace.samples(from: 5_000_000, to: 20_000_000)
+        print("300 ms receiver stalls: 5-20 s every 1 s \(kbps(late.enumerated().filter { $0.offset % 10 == 0 }.map(\.element))) kbit/s, loss bursts \(trace.estimator.lossBursts), delay \(Int(trace.estimator.delayBasedBps ?? 0)) loss \(Int(trace.estimator.lossBasedBps ?? 0)) ratio \(trace.estimator.lossRatio ?? -1)")
+        XCTAssertTrue(late.allSatisfy { $0 >= 800_000 }, "no collapse: min \(late.min() ?? 0)")
+    }
+
     /// 5 % random loss without queueing: loss-based holds (2…10 %), the estimate does not
     /// collapse.
     func testRandomFivePercentLossDoesNotCollapse() throws {
@@ -68,6 +83,60 @@ final class BandwidthEstimatorTests: XCTestCase {
         print("5 % loss: \(kbps(late.enumerated().filter { $0.offset % 10 == 0 }.map(\.element))) kbit/s, loss ratio \(trace.estimator.lossRatio ?? -1)")
         XCTAssertTrue(late.allSatisfy { $0 >= 800_000 }, "held within 20 % of the start")
         XCTAssertEqual(trace.estimator.lossRatio ?? 0, 0.05, accuracy: 0.04)
+    }
+
+    /// The browser test's shape: 1.55 Mbit/s (top layer + audio) into a link that drops to
+    /// 300 kbit/s behind a 0.8 s tail-drop queue (NetEmu's 30 kB at 300 kbit/s), the sender
+    /// not backing off. The queue delays the loss signal by its own length, so the delay
+    /// rise must cut first — to the rate the queue drains at, not the 500 ms or smoothed
+    /// rate that still reads the pre-cap flow — and the loss burst then holds it there.
+    func testSaturatedQueueCutsToTheDrainRateWithinASecond() throws {
+        var link = SimulatedLink(capacityBps: 5_000_000)
+        link.maxQueueDelay = 800_000
+        var trace = CongestionTrace(link: link, estimator: startingAt(1_500_000))
+        try trace.run(until: 3_000_000) { _ in 1_550_000 }
+        XCTAssertGreaterThanOrEqual(trace.estimator.estimateBps, 1_500_000, "uncapped: no cut")
+        trace.link.capacityBps = 300_000
+        try trace.run(until: 6_000_000) { _ in 1_550_000 }
+        let cut = trace.samples.first { $0.time > 3_000_000 && $0.bps <= 400_000 }
+        print("saturated queue: every 100 ms after the cap \(kbps(trace.samples(from: 3_000_000, to: 4_500_000))); "
+            + "loss bursts \(trace.estimator.lossBursts), recent \(Int(trace.estimator.recentReceivedBps ?? 0))")
+        let at = try XCTUnwrap(cut?.time, "never cut to the capacity")
+        XCTAssertLessThanOrEqual(at - 3_000_000, 1_000_000, "cut within 1 s of the cap")
+        let after = trace.samples(from: at, to: 6_000_000)
+        XCTAssertTrue(after.allSatisfy { $0 >= 150_000 && $0 <= 400_000 }, "stays at the capacity, no collapse: \(kbps(after))")
+        XCTAssertGreaterThan(trace.estimator.lossBursts, 0, "the overflowing queue is seen as a loss burst")
+    }
+
+    /// 50 % loss without any queueing (no delay signal): the loss burst alone sets the
+    /// estimate to the received rate (≈ 500k of 1 Mbit/s) within 0.5 s, where the 1 s loss
+    /// sample would take a second for × 0.75.
+    func testLossBurstFallsToTheReceivedRateAtOnce() throws {
+        var trace = CongestionTrace(link: SimulatedLink(capacityBps: 5_000_000, randomLoss: 0.5), estimator: startingAt(1_000_000))
+        try trace.run(until: 2_000_000) { _ in 1_000_000 }
+        print("50 % loss: every 100 ms \(kbps(trace.samples(from: 0, to: 2_000_000)))")
+        let at = try XCTUnwrap(trace.samples.first { $0.bps <= 650_000 }?.time)
+        XCTAssertLessThanOrEqual(at, 500_000)
+        // Until the 1 s loss sample takes over (× (1 − loss/2) per sample, GCC §6).
+        let held = trace.samples(from: at, to: 900_000)
+        XCTAssertTrue(held.allSatisfy { $0 >= 350_000 && $0 <= 650_000 }, "held at the received rate: \(kbps(held))")
+    }
+
+    /// `LossBurst`'s significance test on counts: 80 % of 20 and 40 % of 20 pass; 5 of 20
+    /// (25 %, what 5 % random loss shows once in ~60 windows) and anything under 20 packets do not.
+    func testLossBurstNeedsSignificantLoss() {
+        func burst(received: Int, lost: Int) -> LossBurst {
+            var burst = LossBurst()
+            burst.add(received: received, lost: lost, now: 0, window: 300_000)
+            return burst
+        }
+        XCTAssertTrue(burst(received: 4, lost: 16).isSustained(above: 0.1, minPackets: 20))
+        XCTAssertTrue(burst(received: 12, lost: 8).isSustained(above: 0.1, minPackets: 20))
+        XCTAssertFalse(burst(received: 15, lost: 5).isSustained(above: 0.1, minPackets: 20))
+        XCTAssertFalse(burst(received: 2, lost: 17).isSustained(above: 0.1, minPackets: 20))
+        var aging = burst(received: 4, lost: 16)
+        aging.add(received: 20, lost: 0, now: 400_000, window: 300_000)
+        XCTAssertEqual(aging.ratio, 0, "feedback older than the window no longer counts")
     }
 
     /// 20 % random loss without queueing: × 0.9 per 1 s sample, below 600k from 1M within 10 s.

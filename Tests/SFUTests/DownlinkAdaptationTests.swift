@@ -66,4 +66,45 @@ final class DownlinkAdaptationTests: XCTestCase {
         XCTAssertEqual(stats.video.first?.currentLayer, 2)
         XCTAssertEqual(stats.video.first?.targetLayer, 2)
     }
+
+    /// The browser cap test's shape in the router: bob on the top layer, his link drops to
+    /// 300 kbit/s behind a 0.8 s tail-drop queue (NetEmu's 30 kB). The delay rise cuts the
+    /// estimate, the selector switches to layer 0 at once (severe shortfall) and the router
+    /// stops forwarding the top layer at that moment — not until layer 0's keyframe — so the
+    /// queue drains while the keyframe comes. The publisher ignores the switch's first
+    /// keyframe request; the router asks again (500 ms throttle) while nothing is forwarded.
+    func testCapStopsTheTopLayerAtOnceAndSwitchesOnTheKeyframe() throws {
+        let simulation = try DownlinkSimulation(subscribers: [(bob, 5_000_000, true), (carol, 10_000_000, true)])
+        let bobSim = simulation.subscriber(bob)
+        bobSim.link.maxQueueDelay = 800_000
+        try simulation.run(until: 20_000_000)
+        XCTAssertEqual(bobSim.target(at: 20_000_000), 2, describe(bobSim))
+        let capAt: Int64 = 20_005_000
+        var estimates: [String] = []
+        var ignoredRequest: Int64?
+        try simulation.run(until: 26_000_000) { now in
+            if now == capAt { bobSim.link.capacityBps = 300_000 }
+            // The publisher misses the switch's first keyframe request: the router must ask again.
+            if ignoredRequest == nil, now > capAt, simulation.keyframeDue.remove(simulation.layerSSRCs[0]) != nil { ignoredRequest = now }
+            if now >= capAt - 5_000, now <= capAt + 1_500_000, now % 100_000 == 0, let stats = simulation.router.downlinkStats(bob, now: now) {
+                estimates.append("\(stats.estimateBps / 1000)")
+            }
+        }
+        print("bob's estimate every 100 ms from the cap:", estimates.joined(separator: " "))
+        print("bob under the cap:", describe(bobSim))
+        let down = try XCTUnwrap(bobSim.targets.first { $0.time > capAt && $0.target == 0 }, describe(bobSim))
+        XCTAssertLessThanOrEqual(down.time - capAt, 1_000_000, "layer 0 chosen within 1 s: \(describe(bobSim))")
+        XCTAssertFalse(bobSim.targets.contains { $0.time > capAt && $0.target == nil }, "300k carries layer 0 and audio: never paused")
+        let lastTop = bobSim.videoLog.last { $0.layer == 2 }?.time ?? 0
+        XCTAssertLessThanOrEqual(lastTop, down.time, "nothing of the top layer after the switch decision")
+        let firstLow = try XCTUnwrap(bobSim.switches.first { $0.time > capAt && $0.to == 0 })
+        XCTAssertTrue(firstLow.keyframe)
+        XCTAssertNotNil(ignoredRequest, "the switch asked for a layer 0 keyframe")
+        XCTAssertLessThanOrEqual(firstLow.time - down.time, 800_000, "layer 0 resumes on the repeated request's keyframe (500 ms throttle)")
+        XCTAssertEqual(bobSim.videoSequenceBreaks, 0, "the outgoing sequence stays continuous across the gap")
+        let stats = try XCTUnwrap(simulation.router.downlinkStats(bob, now: simulation.now))
+        print("bob under the cap: estimate \(stats.estimateBps), switch \(Double(down.time - capAt) / 1e6) s after the cap, "
+            + "top layer stopped \(Double(lastTop - capAt) / 1e6) s, layer 0 keyframe \(Double(firstLow.time - capAt) / 1e6) s")
+        XCTAssertEqual(simulation.subscriber(carol).targets.last?.target, 2, "carol keeps the top layer")
+    }
 }

@@ -29,6 +29,8 @@ final class SimulatedSubscriber {
     /// Video source changes seen in the forwarded stream: when, to which layer, on a keyframe?
     var switches: [(time: Int64, to: Int, keyframe: Bool)] = []
     var videoTimes: [Int64] = []
+    /// Every forwarded video packet: when, which layer.
+    var videoLog: [(time: Int64, layer: Int)] = []
     var audioTimes: [Int64] = []
     var paddingTimes: [Int64] = []
     var paddingSSRCs: Set<UInt32> = []
@@ -133,6 +135,7 @@ final class DownlinkSimulation {
                     if let last = subscriber.lastVideoSeq, out != last &+ 1 { subscriber.videoSequenceBreaks += 1 }
                     subscriber.lastVideoSeq = out
                     subscriber.videoTimes.append(now)
+                    subscriber.videoLog.append((now, layer))
                 } else {
                     subscriber.audioTimes.append(now)
                 }

@@ -85,9 +85,72 @@ final class LayerSelectorTests: XCTestCase {
         XCTAssertLessThanOrEqual(resume?.0 ?? .max, 12_000_000, "resumes after the 2 s hold")
     }
 
+    /// A severe shortfall (available < 70 % of the current layer: a capped link) switches at
+    /// the first evaluation that sees it — no 500 ms hold, even inside the cool-down — and
+    /// marks the decision urgent (the router stops the old layer at once); a mild one waits
+    /// the hold and is not urgent.
+    func testSevereShortfallSwitchesAtOnceAndUrgently() {
+        var selector = LayerSelector()
+        XCTAssertEqual(selector.update(estimateBps: 2_500_000, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: 0).target, 2)
+        // 1 s later (inside the 4 s cool-down) the estimate falls to 300k: 260k available < 0.7 × 1.5M.
+        let severe = selector.update(estimateBps: 300_000, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: 1_000_000)
+        XCTAssertTrue(severe.changed)
+        XCTAssertEqual(severe.target, 0)
+        XCTAssertEqual(severe.reason, .bandwidthDecreased)
+        XCTAssertTrue(severe.urgent)
+
+        var mild = LayerSelector()
+        XCTAssertEqual(mild.update(estimateBps: 2_500_000, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: 0).target, 2)
+        // 1.3M: 1.26M available, short of 1.5M but above 0.7 × 1.5M: waits 500 ms and the cool-down.
+        var decisions: [LayerSelector.Decision] = []
+        for step in 0...30 { decisions.append(mild.update(estimateBps: 1_300_000, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: 1_000_000 + Int64(step) * 100_000)) }
+        let change = decisions.firstIndex { $0.changed }
+        XCTAssertEqual(change.map { 1_000_000 + Int64($0) * 100_000 }, 4_000_000, "after the cool-down (the 500 ms hold has passed by then)")
+        XCTAssertEqual(change.map { decisions[$0].target }, 1)
+        XCTAssertEqual(change.map { decisions[$0].urgent }, false)
+
+        var outside = LayerSelector()
+        XCTAssertEqual(outside.update(estimateBps: 2_500_000, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: 0).target, 2)
+        let first = outside.update(estimateBps: 1_300_000, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: 10_000_000)
+        XCTAssertFalse(first.changed, "a mild shortfall waits the 500 ms hold")
+        let held = outside.update(estimateBps: 1_300_000, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: 10_500_000)
+        XCTAssertEqual(held.target, 1)
+        XCTAssertFalse(held.urgent)
+    }
+
+    /// A mild dip (the top layer short by < 30 %) for 400 ms is under the 500 ms downgrade
+    /// hold. (A severe one switches at once: `testSevereShortfallSwitchesAtOnceAndUrgently`;
+    /// the estimator cuts that deep only on a queue or heavy loss, and climbs back at
+    /// 8 %/s, so a severe dip that heals within 500 ms does not happen without a probe.)
+    /// A subscription that starts before any layer arrives (or whose layers all stopped)
+    /// has no layer: when layers arrive the selector decides afresh from the estimate — not
+    /// as from a pause, which would wait for an upgrade's headroom and hold while the router
+    /// forwards whatever layer comes (its default, the top one).
+    func testFirstDecisionWaitsForArrivingLayers() {
+        var selector = LayerSelector()
+        let early = selector.update(estimateBps: 300_000, audioBps: audio, layerBitrates: [0, 0, 0], maxLayer: 2, now: 0)
+        XCTAssertFalse(early.changed)
+        XCTAssertNil(early.target)
+        let first = selector.update(estimateBps: 300_000, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: 200_000)
+        XCTAssertTrue(first.changed)
+        XCTAssertEqual(first.target, 0, "300k carries the low layer only")
+        XCTAssertEqual(first.reason, .initial)
+        let gone = selector.update(estimateBps: 300_000, audioBps: audio, layerBitrates: [0, 0, 0], maxLayer: 2, now: 400_000)
+        XCTAssertNil(gone.target)
+        XCTAssertEqual(gone.reason, .layerInactive)
+        let back = selector.update(estimateBps: 3_000_000, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: 600_000)
+        XCTAssertEqual(back.target, 2, "decided afresh: the top layer fits with headroom")
+        XCTAssertTrue(back.changed)
+        var starved = LayerSelector()
+        let paused = starved.update(estimateBps: 100_000, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: 0)
+        XCTAssertTrue(paused.changed, "a first decision to pause is applied too")
+        XCTAssertNil(paused.target)
+        XCTAssertEqual(paused.reason, .paused)
+    }
+
     func testShortDipDoesNotDowngrade() {
         var selector = LayerSelector()
-        let (changes, _) = run(&selector, to: 10_000_000) { t in (5_000_000..<5_400_000).contains(t) ? 800_000 : 2_500_000 }
+        let (changes, _) = run(&selector, to: 10_000_000) { t in (5_000_000..<5_400_000).contains(t) ? 1_300_000 : 2_500_000 }
         XCTAssertEqual(changes.map(\.1), [2], "a 400 ms dip is under the 500 ms downgrade hold")
     }
 
@@ -109,8 +172,9 @@ final class LayerSelectorTests: XCTestCase {
         var selector = LayerSelector()
         let (changes, probes) = run(&selector, to: 20_000_000) { _ in 300_000 }
         XCTAssertEqual(changes.map(\.1), [0])
-        XCTAssertEqual(probes.count, 4, "after the 4 s cool-down, every 5 s: \(probes)")
-        XCTAssertEqual(probes.first, 4_000_000)
+        XCTAssertEqual(probes.count, 4, "1 s after the first switch (inside the cool-down), then every 5 s: \(probes)")
+        XCTAssertEqual(probes.first, 1_000_000)
+        XCTAssertEqual(probes.dropFirst().first, 6_000_000)
         let decision = selector.update(estimateBps: 300_000, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: 25_000_000)
         XCTAssertTrue(decision.wantsProbe)
         XCTAssertEqual(decision.probeBps, UInt64(1.2 * 1.3 * 500_000) + audio, "aims above what the mid layer needs")

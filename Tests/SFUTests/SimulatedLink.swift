@@ -15,7 +15,13 @@ struct SimulatedLink {
     /// The receiver reads nothing for `length` µs out of every `every` µs (a browser's network
     /// thread starved on a loaded host) and then stamps the held packets all at once.
     var receiverStall: (every: Int64, length: Int64)?
+    /// With `receiverStall`: the held packets are stamped as read at this rate after the
+    /// stall (a starved browser catching up on its socket backlog) instead of all at once.
+    var catchUpBps: Double?
     private var queueFreeAt: Int64 = 0
+    private var heldStall: Int64 = -1
+    private var heldBytes = 0
+    private var lastRelease: Int64 = 0
 
     init(capacityBps: Double, randomLoss: Double = 0) {
         self.capacityBps = capacityBps
@@ -30,8 +36,15 @@ struct SimulatedLink {
         queueFreeAt = start + Int64(Double(size * 8) * 1_000_000 / capacityBps)
         let arrival = queueFreeAt + propagation
         if let stall = receiverStall, arrival % stall.every < stall.length {
-            return arrival - arrival % stall.every + stall.length
+            let end = arrival - arrival % stall.every + stall.length
+            guard let rate = catchUpBps else { return end }
+            if heldStall != end { heldStall = end; heldBytes = 0 }
+            heldBytes += size
+            lastRelease = end + Int64(Double(heldBytes * 8) * 1_000_000 / rate)
+            return lastRelease
         }
+        // The socket buffer is FIFO: nothing overtakes the backlog being read.
+        if catchUpBps != nil { return max(arrival, lastRelease) }
         return arrival
     }
 }
