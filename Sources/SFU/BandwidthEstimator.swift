@@ -90,14 +90,50 @@ public struct BandwidthEstimator: Sendable {
         public init() {}
     }
 
+    /// One send record, packed into 16 bytes: the ring holds 4096 per subscriber, and the
+    /// unpacked layout (48 bytes) made it the largest item of a member's memory (192 KB,
+    /// docs/benchmarks.md "Memory per participant"); packed it is 64 KB.
     private struct Sent {
-        /// Unwrapped transport-wide sequence number (-1: empty slot).
-        var sequence: Int64
-        var sendTime: Int64
-        var size: Int
-        var acked = false
-        var reportedLost = false
-        var probeCluster: Int?
+        /// Low 32 bits of the unwrapped transport-wide sequence number: a slot is reused
+        /// every 4096 packets, so 32 bits tell its packet from any other feedback can name.
+        private var sequenceTag: UInt32 = 0
+        /// 0: not a probe; else the probe cluster id mod 65535, plus 1 (clusters live ≤ 1 s).
+        private var probeTag: UInt16 = 0
+        /// Bits 0–11: size in bytes (clamped to 4095; WebRTC packets stay ≤ ~1,500 B);
+        /// bit 12: occupied; bit 13: acknowledged; bit 14: reported lost.
+        private var bits: UInt16 = 0
+        private(set) var sendTime: Int64 = 0
+
+        private static let sizeMask: UInt16 = 0x0FFF
+        private static let occupiedBit: UInt16 = 1 << 12
+        private static let ackedBit: UInt16 = 1 << 13
+        private static let lostBit: UInt16 = 1 << 14
+
+        static let empty = Sent()
+
+        init() {}
+
+        init(sequence: Int64, sendTime: Int64, size: Int, probeCluster: Int?) {
+            sequenceTag = UInt32(truncatingIfNeeded: sequence)
+            probeTag = probeCluster.map { UInt16(truncatingIfNeeded: $0 % 65535) &+ 1 } ?? 0
+            bits = UInt16(min(max(size, 0), Int(Self.sizeMask))) | Self.occupiedBit
+            self.sendTime = sendTime
+        }
+
+        func holds(_ sequence: Int64) -> Bool {
+            bits & Self.occupiedBit != 0 && sequenceTag == UInt32(truncatingIfNeeded: sequence)
+        }
+
+        var size: Int { Int(bits & Self.sizeMask) }
+        var probeCluster: Int? { probeTag == 0 ? nil : Int(probeTag - 1) }
+        var acked: Bool {
+            get { bits & Self.ackedBit != 0 }
+            set { bits = newValue ? bits | Self.ackedBit : bits & ~Self.ackedBit }
+        }
+        var reportedLost: Bool {
+            get { bits & Self.lostBit != 0 }
+            set { bits = newValue ? bits | Self.lostBit : bits & ~Self.lostBit }
+        }
     }
 
     /// Acknowledged packets of one probe cluster.
@@ -201,7 +237,7 @@ public struct BandwidthEstimator: Sendable {
     ///   acknowledged for a result.
     public mutating func packetSent(transportSequenceNumber: UInt16, size: Int, now: Int64, probeCluster: Int? = nil) {
         let seq = sendUnwrapper.unwrap(transportSequenceNumber)
-        if history.isEmpty { history = Array(repeating: Sent(sequence: -1, sendTime: 0, size: 0), count: Self.historySize) }
+        if history.isEmpty { history = Array(repeating: .empty, count: Self.historySize) }
         history[Self.slot(seq)] = Sent(sequence: seq, sendTime: now, size: size, probeCluster: probeCluster)
         lastSendTime = max(lastSendTime, now)
     }
@@ -456,7 +492,7 @@ public struct BandwidthEstimator: Sendable {
     private func sentPacket(_ sequence: Int64) -> Sent? {
         guard !history.isEmpty else { return nil }
         let entry = history[Self.slot(sequence)]
-        guard entry.sequence == sequence, lastSendTime - entry.sendTime <= config.sendHistory else { return nil }
+        guard entry.holds(sequence), lastSendTime - entry.sendTime <= config.sendHistory else { return nil }
         return entry
     }
 }
