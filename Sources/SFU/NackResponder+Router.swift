@@ -37,6 +37,25 @@ struct SubscriptionRetransmissions: RetransmissionLookup {
     func payloadType(of sequenceNumber: UInt16) -> UInt8? { log.entry(sequenceNumber)?.payloadType }
 
     func markResent(_ sequenceNumber: UInt16, now: Int64) { log.markResent(sequenceNumber, now: now) }
+
+    /// Writes a resend: the original from its store, rewritten as first sent (`Forward.write`
+    /// with the logged timestamp offset, payload type and extension rewrite), RTX-wrapped
+    /// when decided. Nil when the packet left the store or its rewrite left the history.
+    /// - Parameter extensions: the extension rewrite of a logged version.
+    func write(_ retransmission: Retransmission, subscriber: ParticipantID, ssrc: UInt32, extensions: (UInt8) -> ExtensionRewrite?,
+               now: Int64, transportSequenceNumber: UInt16?, scratch: UnsafeMutableRawBufferPointer,
+               into output: UnsafeMutableRawBufferPointer) throws(RTPError) -> Int? {
+        let seq = retransmission.sequenceNumber
+        guard let (entry, cache) = resolve(seq), let rewrite = extensions(entry.extensionsVersion) else { return nil }
+        return try cache.withPacket(entry.source, now: now) { (packet) throws(RTPError) -> Int in
+            let original = try RTPPacketView(packet)
+            let forward = Forward(
+                subscriber: subscriber, ssrc: ssrc, sequenceNumber: seq, timestamp: original.timestamp &+ entry.timestampOffset,
+                payloadType: entry.payloadType, extensions: rewrite)
+            return try NackResponder.write(retransmission, original: original, forward: forward,
+                                           transportSequenceNumber: transportSequenceNumber, scratch: scratch, into: output)
+        }
+    }
 }
 
 /// A resend decided by the router for one subscriber, to write with
@@ -119,18 +138,9 @@ extension Router {
     public func writeRetransmission(_ pending: PendingRetransmission, now: Int64, transportSequenceNumber: UInt16? = nil, into output: UnsafeMutableRawBufferPointer) throws(RTPError) -> Int? {
         guard let subscriber = participants[pending.subscriber], let subscription = subscriber.subscriptions[pending.ssrc],
               let slot = subscription.slot else { return nil }
-        let seq = pending.retransmission.sequenceNumber
         let lookup = SubscriptionRetransmissions(log: slot.sent, track: subscription.track)
-        guard let (entry, cache) = lookup.resolve(seq),
-              let extensions = subscription.extensions(version: entry.extensionsVersion, current: slot) else { return nil }
-        let scratch = rewriteBuffer
-        return try cache.withPacket(entry.source, now: now) { (packet) throws(RTPError) -> Int in
-            let original = try RTPPacketView(packet)
-            let forward = Forward(
-                subscriber: pending.subscriber, ssrc: subscription.outgoingSSRC, sequenceNumber: seq,
-                timestamp: original.timestamp &+ entry.timestampOffset, payloadType: entry.payloadType, extensions: extensions)
-            return try NackResponder.write(pending.retransmission, original: original, forward: forward,
-                                           transportSequenceNumber: transportSequenceNumber, scratch: scratch, into: output)
-        }
+        return try lookup.write(pending.retransmission, subscriber: pending.subscriber, ssrc: subscription.outgoingSSRC,
+                                extensions: { subscription.extensions(version: $0, current: slot) }, now: now,
+                                transportSequenceNumber: transportSequenceNumber, scratch: rewriteBuffer, into: output)
     }
 }
