@@ -40,7 +40,7 @@ final class RetransmissionCacheBenchmarkTests: XCTestCase {
         }
         // Resends through the real lookup: the publisher store + one subscription's log.
         let fixture = RepairFixture()
-        let resendCount = 500
+        let resendCount = 300  // 300 × 1,112 B fit the 384 KB video ring (500 would not: evicted by bytes)
         for index in 0..<resendCount {
             fixture.send(cachedPacket(seq: UInt16(index), payloadCount: 1100), outgoing: UInt16(index), now: now)
         }
