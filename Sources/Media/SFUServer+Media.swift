@@ -93,10 +93,8 @@ extension SFUServer {
                 let written = try batch.write(index, into: scratch, transportSequenceNumber: subscriber.transportSequence)
                 router.recordSent(subscriber: subscriber.id, transportSequenceNumber: subscriber.transportSequence, size: written, now: now)
                 subscriber.transportSequence &+= 1
-                // Keep the rewritten (pre-SRTP) packet for NACKs from this subscriber; the
-                // cache exists once the subscriber has sent its first NACK (docs/rtcp.md).
-                router.retransmissionCache(subscriber: batch[index].subscriber, ssrc: batch[index].ssrc)?
-                    .insert(UnsafeRawBufferPointer(rebasing: scratch[0..<written]), now: now)
+                // Nothing is copied for NACKs here: the router stored the original once per
+                // publisher stream and logged this send (docs/rtcp.md, NACK).
                 let protected = try outbound.protectRTP(scratch, length: written)
                 if loop.send(UnsafeRawBufferPointer(rebasing: scratch[0..<protected]), to: subscriber.session) {
                     counters.forwarded &+= 1
@@ -146,8 +144,9 @@ extension SFUServer {
         sendRetransmissions()
     }
 
-    /// Answers subscribers' NACKs from the retransmission caches (RTX when negotiated, else
-    /// the original), each with the subscriber transport's next transport-wide sequence.
+    /// Answers subscribers' NACKs from the publisher streams' retransmission stores, rewritten
+    /// per subscriber (RTX when negotiated, else the original), each with the subscriber
+    /// transport's next transport-wide sequence.
     func sendRetransmissions() {
         pendingRetransmissions.removeAll(keepingCapacity: true)
         router.takeRetransmissions(into: &pendingRetransmissions)

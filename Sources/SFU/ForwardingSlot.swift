@@ -24,6 +24,11 @@ struct ForwardingSlot {
     /// Codec index of the track → subscriber payload type | 0x80 (0 = no common codec).
     var payloadTypes = InlineBytes16.zeros16
     var extensions = ExtensionRewrite()
+    /// Bumped whenever `extensions` changes (`Subscription.noteExtensions`), recorded with each
+    /// sent packet so a resend uses the rewrite in force when it was first sent.
+    var extensionsVersion: UInt8 = 0
+    /// What was sent under each outgoing number, for NACK answers (`SentPacketLog`).
+    var sent = SentPacketLog()
     var targetLayer: Int
     /// The layer asked for (`setTargetLayer`, default the highest); `targetLayer` is this or,
     /// while it does not arrive, the highest lower layer that does (Router+LayerFallback).
@@ -122,6 +127,10 @@ struct ForwardingSlot {
         packetsSent &+= 1
         octetsSent &+= packet.payloadOctets
         bytesSent &+= UInt64(packet.length)
+        sent.record(SentPacket(
+            outgoing: sequenceNumber, source: packet.sequenceNumber, timestampOffset: timestamp &- packet.timestamp,
+            sentAt: UInt32(truncatingIfNeeded: packet.now), resentAt: 0, layer: UInt8(truncatingIfNeeded: packet.layer),
+            payloadType: mapped & 0x7F, resends: 0, extensionsVersion: extensionsVersion))
         return Forward(
             subscriber: subscriber, ssrc: outgoingSSRC, sequenceNumber: sequenceNumber,
             timestamp: timestamp, payloadType: mapped & 0x7F, extensions: extensions)

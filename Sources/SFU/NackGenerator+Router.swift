@@ -7,11 +7,18 @@ import RTP
 extension Router {
     /// Records a media arrival for uplink NACKs; a sequence restart asks for a keyframe
     /// (the gap is too large to repair by retransmission).
-    /// Returns false for a copy of a packet already received (network duplicate): forwarded,
+    /// Returns false for a copy of a packet already received (network duplicate; audio through
+    /// its `DuplicateFilter`, which also refuses packets older than its window): forwarded,
     /// it would reach every subscriber as an SRTP replay (see `unwrapRetransmission`).
     @inline(__always)
     func noteArrival(_ sequenceNumber: UInt16, publisher: ParticipantID, stream: InboundStream, now: Int64) -> Bool {
-        guard stream.nacks != nil else { return true }
+        guard stream.nacks != nil else {
+            guard stream.duplicates?.accept(sequenceNumber) != false else {
+                stream.duplicatesDropped &+= 1
+                return false
+            }
+            return true
+        }
         switch stream.nacks?.received(sequenceNumber, now: now) {
         case .restarted:
             requestKeyframe(publisher: publisher, stream: stream)
@@ -37,7 +44,8 @@ extension Router {
         // the subscriber's page (err=9, `srtp_err_status_replay_fail`) after the transport
         // counted the bytes and before transport-cc records them: phantom loss that drove
         // the subscribers' loss-based estimate down (BrowserSimulcastCapTests).
-        if stream.nacks?.received(osn, now: now, isRetransmission: true) == .duplicateOrLate {
+        if stream.nacks?.received(osn, now: now, isRetransmission: true) == .duplicateOrLate
+            || (stream.nacks == nil && stream.duplicates?.accept(osn) == false) {
             stream.duplicatesDropped &+= 1
             return nil
         }

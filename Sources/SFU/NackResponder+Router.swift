@@ -1,13 +1,60 @@
 import RTP
 
-/// Downlink repair state of one subscription: its cache of sent packets and its responder.
+/// Downlink repair state of one subscription: its NACK responder (the packets are found
+/// through its `SentPacketLog` and the publisher streams' `RetransmissionCache`s).
 final class DownlinkRepair {
-    let cache: RetransmissionCache
     var responder: NackResponder
 
-    init(cache: RetransmissionCache, responder: NackResponder) {
-        self.cache = cache
+    init(responder: NackResponder) {
         self.responder = responder
+    }
+}
+
+/// One subscription's sent packets, resolved against its publisher's stores.
+struct SubscriptionRetransmissions: RetransmissionLookup {
+    let log: SentPacketLog
+    unowned let track: PublishedTrack
+
+    /// The log entry and its original's store, when the original is still the packet that
+    /// was sent (stored in the same `handleRTP` that forwarded it).
+    func resolve(_ sequenceNumber: UInt16) -> (entry: SentPacket, cache: RetransmissionCache)? {
+        guard let entry = log.entry(sequenceNumber), Int(entry.layer) < track.streams.count else { return nil }
+        let cache = track.streams[Int(entry.layer)].cache
+        guard let storedAt = cache.storedAt(entry.source), UInt32(truncatingIfNeeded: storedAt) == entry.sentAt else { return nil }
+        return (entry, cache)
+    }
+
+    func presence(of sequenceNumber: UInt16, now: Int64) -> RetransmissionCache.Presence {
+        guard let (entry, cache) = resolve(sequenceNumber) else { return .missing }
+        return cache.presence(of: entry.source, now: now)
+    }
+
+    func resentAt(_ sequenceNumber: UInt16, now: Int64) -> Int64? {
+        guard let entry = log.entry(sequenceNumber), entry.resends > 0 else { return nil }
+        return now - Int64(UInt32(truncatingIfNeeded: now) &- entry.resentAt)
+    }
+
+    func payloadType(of sequenceNumber: UInt16) -> UInt8? { log.entry(sequenceNumber)?.payloadType }
+
+    func markResent(_ sequenceNumber: UInt16, now: Int64) { log.markResent(sequenceNumber, now: now) }
+
+    /// Writes a resend: the original from its store, rewritten as first sent (`Forward.write`
+    /// with the logged timestamp offset, payload type and extension rewrite), RTX-wrapped
+    /// when decided. Nil when the packet left the store or its rewrite left the history.
+    /// - Parameter extensions: the extension rewrite of a logged version.
+    func write(_ retransmission: Retransmission, subscriber: ParticipantID, ssrc: UInt32, extensions: (UInt8) -> ExtensionRewrite?,
+               now: Int64, transportSequenceNumber: UInt16?, scratch: UnsafeMutableRawBufferPointer,
+               into output: UnsafeMutableRawBufferPointer) throws(RTPError) -> Int? {
+        let seq = retransmission.sequenceNumber
+        guard let (entry, cache) = resolve(seq), let rewrite = extensions(entry.extensionsVersion) else { return nil }
+        return try cache.withPacket(entry.source, now: now) { (packet) throws(RTPError) -> Int in
+            let original = try RTPPacketView(packet)
+            let forward = Forward(
+                subscriber: subscriber, ssrc: ssrc, sequenceNumber: seq, timestamp: original.timestamp &+ entry.timestampOffset,
+                payloadType: entry.payloadType, extensions: rewrite)
+            return try NackResponder.write(retransmission, original: original, forward: forward,
+                                           transportSequenceNumber: transportSequenceNumber, scratch: scratch, into: output)
+        }
     }
 }
 
@@ -20,16 +67,21 @@ public struct PendingRetransmission: Equatable, Sendable {
     public let retransmission: Retransmission
 }
 
-// Router hooks for loss repair on the subscriber leg (docs/rtcp.md, NACK row). The socket
-// layer stores every packet it sends into `retransmissionCache(subscriber:ssrc:)` (when
-// non-nil) right after `ForwardingBatch.write` and before SRTP; NACKs fill a queue it drains
-// with `takeRetransmissions` after `handleRTCP`.
+// Router hooks for loss repair on the subscriber leg (docs/rtcp.md, NACK row). The router
+// stores each publisher packet once in its stream's `RetransmissionCache` and records every
+// forward in the subscription's `SentPacketLog` (no per-forward copy); NACKs fill a queue the
+// socket layer drains with `takeRetransmissions` after `handleRTCP` and writes with
+// `writeRetransmission`.
 extension Router {
-    /// The cache of a subscription, nil until its subscriber's first NACK for it. Lazy
-    /// because a video cache is 919 KB and most subscribers on clean links never NACK; the
-    /// packets of that first NACK cannot be answered (counted as missing).
-    public func retransmissionCache(subscriber: ParticipantID, ssrc: UInt32) -> RetransmissionCache? {
-        participants[subscriber]?.subscriptions[ssrc]?.repair?.cache
+    /// The store of a publisher stream (a track's layer), nil for an unknown one.
+    public func retransmissionCache(publisher: ParticipantID, track trackID: TrackID, layer: Int) -> RetransmissionCache? {
+        guard let track = participants[publisher]?.published[trackID], layer >= 0, layer < track.streams.count else { return nil }
+        return track.streams[layer].cache
+    }
+
+    /// Bytes one subscription holds for loss repair (its `SentPacketLog`), nil when unknown.
+    public func retransmissionMemory(subscriber: ParticipantID, ssrc: UInt32) -> Int? {
+        participants[subscriber]?.subscriptions[ssrc]?.sentPackets.memoryFootprint
     }
 
     /// Counters of a subscription's NACK responder (nil before its first NACK).
@@ -45,10 +97,12 @@ extension Router {
 
     /// Answers a subscriber's NACK (already routed by its media SSRC to `subscription`).
     func answerNACK(_ nack: RTCPGenericNACK, subscription: Subscription, subscriber: ParticipantState, now: Int64) {
+        guard let slot = subscription.slot else { return }
         let repair = subscription.repair ?? makeRepair(for: subscription, subscriber: subscriber)
         subscription.repair = repair
         var decided: [Retransmission] = []
-        repair.responder.respond(to: nack.sequenceNumbers, cache: repair.cache, now: now, rtt: subscription.rtt ?? subscriber.rtt, into: &decided)
+        let lookup = SubscriptionRetransmissions(log: slot.sent, track: subscription.track)
+        repair.responder.respond(to: nack.sequenceNumbers, lookup: lookup, now: now, rtt: subscription.rtt ?? subscriber.rtt, into: &decided)
         for item in decided {
             pendingRetransmissions.append(PendingRetransmission(subscriber: subscriber.id, ssrc: subscription.outgoingSSRC, retransmission: item))
         }
@@ -66,10 +120,7 @@ extension Router {
         }
         let rtx = pairs.isEmpty ? nil : RTXConfiguration(ssrc: subscription.outgoingRTXSSRC, payloadTypes: pairs)
         // Continue the RTX sequence probe padding may already have used (Router+Probe.swift).
-        let first = subscription.probeRTXSequence
-        return DownlinkRepair(
-            cache: RetransmissionCache(config: .forKind(subscription.track.kind)),
-            responder: NackResponder(rtx: rtx, initialRTXSequenceNumber: first))
+        return DownlinkRepair(responder: NackResponder(rtx: rtx, initialRTXSequenceNumber: subscription.probeRTXSequence))
     }
 
     /// Moves the resends decided since the last call into `out` (appended, NACK order).
@@ -78,14 +129,18 @@ extension Router {
         pendingRetransmissions.removeAll(keepingCapacity: true)
     }
 
-    /// Writes a resend (pre-SRTP) into `output`; nil when the packet or subscription is gone.
+    /// Writes a resend (pre-SRTP) into `output`: the publisher's original, rewritten for this
+    /// subscriber with the parameters in force when it was first sent (`Forward.write`, the
+    /// forward path's writer), RTX-wrapped when decided. Nil when the packet or subscription
+    /// is gone.
     /// - Parameter transportSequenceNumber: the subscriber transport's next transport-wide
     ///   number, written when it negotiated transport-cc.
     public func writeRetransmission(_ pending: PendingRetransmission, now: Int64, transportSequenceNumber: UInt16? = nil, into output: UnsafeMutableRawBufferPointer) throws(RTPError) -> Int? {
         guard let subscriber = participants[pending.subscriber], let subscription = subscriber.subscriptions[pending.ssrc],
-              let repair = subscription.repair else { return nil }
-        let tccID = subscriber.description.receiveExtensions.transportCC
-        let tcc = transportSequenceNumber.flatMap { tccID == 0 ? nil : (id: tccID, value: $0) }
-        return try NackResponder.write(pending.retransmission, from: repair.cache, now: now, transportSequenceNumber: tcc, into: output)
+              let slot = subscription.slot else { return nil }
+        let lookup = SubscriptionRetransmissions(log: slot.sent, track: subscription.track)
+        return try lookup.write(pending.retransmission, subscriber: pending.subscriber, ssrc: subscription.outgoingSSRC,
+                                extensions: { subscription.extensions(version: $0, current: slot) }, now: now,
+                                transportSequenceNumber: transportSequenceNumber, scratch: rewriteBuffer, into: output)
     }
 }

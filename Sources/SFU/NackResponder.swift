@@ -24,18 +24,36 @@ public struct RTXConfiguration: Equatable, Sendable {
     }
 }
 
-/// One packet to resend, decided by `NackResponder.respond`; write it with
-/// `NackResponder.write` right away (the cache slot can be overwritten by the next insert).
+/// One packet to resend, decided by `NackResponder.respond`; write it right away (with
+/// `Router.writeRetransmission`): the original can leave its publisher's store.
 public struct Retransmission: Equatable, Sendable {
-    /// The NACKed (outgoing) sequence number: the cache key.
+    /// The NACKed (outgoing) sequence number: the `SentPacketLog` key.
     public let sequenceNumber: UInt16
     /// RTX: SSRC, payload type and sequence number of the RTX packet; nil = resend the original.
     public let rtx: (ssrc: UInt32, payloadType: UInt8, sequenceNumber: UInt16)?
+
+    public init(sequenceNumber: UInt16, rtx: (ssrc: UInt32, payloadType: UInt8, sequenceNumber: UInt16)?) {
+        self.sequenceNumber = sequenceNumber
+        self.rtx = rtx
+    }
 
     public static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.sequenceNumber == rhs.sequenceNumber && lhs.rtx?.ssrc == rhs.rtx?.ssrc
             && lhs.rtx?.payloadType == rhs.rtx?.payloadType && lhs.rtx?.sequenceNumber == rhs.rtx?.sequenceNumber
     }
+}
+
+/// What the responder needs to know about the packets one subscription sent: answered by
+/// the router from the subscription's `SentPacketLog` and the publisher streams'
+/// `RetransmissionCache`s (`SubscriptionRetransmissions`).
+protocol RetransmissionLookup {
+    /// Whether the packet sent as `sequenceNumber` can be resent now.
+    func presence(of sequenceNumber: UInt16, now: Int64) -> RetransmissionCache.Presence
+    /// Last resend of that packet to this subscriber, nil = never.
+    func resentAt(_ sequenceNumber: UInt16, now: Int64) -> Int64?
+    /// Subscriber-side payload type it was sent with.
+    func payloadType(of sequenceNumber: UInt16) -> UInt8?
+    func markResent(_ sequenceNumber: UInt16, now: Int64)
 }
 
 /// Counters of one responder.
@@ -46,9 +64,9 @@ public struct NackResponderStats: Equatable, Sendable {
     public var resent: UInt64 = 0
     /// Requests refused by the per-packet throttle (asked again within the interval).
     public var throttled: UInt64 = 0
-    /// Requests for packets not in the cache (never sent, or evicted by the count bound).
+    /// Requests for packets not held (never sent, or evicted by the count or byte bound).
     public var missing: UInt64 = 0
-    /// Requests for packets in the cache but older than its `maxAge`.
+    /// Requests for packets still held but older than the store's `maxAge`.
     public var expired: UInt64 = 0
 
     public init(requested: UInt64 = 0, resent: UInt64 = 0, throttled: UInt64 = 0, missing: UInt64 = 0, expired: UInt64 = 0) {
@@ -60,13 +78,13 @@ public struct NackResponderStats: Equatable, Sendable {
     }
 }
 
-/// Answers one subscriber's NACKs (RFC 4585 §6.2.1) for one outgoing stream from its
-/// `RetransmissionCache`: RTX on its own SSRC and sequence when negotiated (RFC 4588), else
-/// the original packet again. Anchors: mediasoup `RtpStreamSend::ReceiveNack`, libwebrtc
-/// `RTPSender::ReSendPacket`.
+/// Answers one subscriber's NACKs (RFC 4585 §6.2.1) for one outgoing stream: RTX on its own
+/// SSRC and sequence when negotiated (RFC 4588), else the original packet again. Anchors:
+/// mediasoup `RtpStreamSend::ReceiveNack`, libwebrtc `RTPSender::ReSendPacket`.
 ///
-/// NACKs name the subscriber's (rewritten) sequence numbers, which are exactly the cache
-/// keys, so no mapping back through the rewriter is needed. Routed by media SSRC: the
+/// NACKs name the subscriber's (rewritten) sequence numbers; the subscription's
+/// `SentPacketLog` maps each back to the publisher stream's original, which is rewritten for
+/// this subscriber by `Forward.write` exactly as it was first sent. Routed by media SSRC: the
 /// caller finds the subscription from `RTCPGenericNACK.mediaSSRC`, never the sender SSRC.
 public struct NackResponder: Sendable {
     /// Minimum spacing of resends of one packet. 20 ms: below that a second NACK for the same
@@ -102,15 +120,15 @@ public struct NackResponder: Sendable {
     }
 
     /// Decides what to resend for the sequence numbers of one NACK and appends them to `out`
-    /// (in request order). Packets are marked resent in the cache (throttle).
+    /// (in request order). Packets are marked resent (throttle).
     /// - Parameters:
     ///   - sequenceNumbers: `RTCPGenericNACK.sequenceNumbers` (subscriber numbering).
     ///   - rtt: this subscriber's RTT, µs (nil: `defaultRTT`).
-    public mutating func respond(to sequenceNumbers: [UInt16], cache: RetransmissionCache, now: Int64, rtt: Int64?, into out: inout [Retransmission]) {
+    mutating func respond(to sequenceNumbers: [UInt16], lookup: some RetransmissionLookup, now: Int64, rtt: Int64?, into out: inout [Retransmission]) {
         let interval = Self.resendInterval(rtt: rtt)
         for seq in sequenceNumbers {
             stats.requested &+= 1
-            switch cache.presence(of: seq, now: now) {
+            switch lookup.presence(of: seq, now: now) {
             case .missing:
                 stats.missing &+= 1
                 continue
@@ -120,44 +138,37 @@ public struct NackResponder: Sendable {
             case .stored:
                 break
             }
-            if let last = cache.resendState(of: seq)?.resentAt, now - last < interval {
+            if let last = lookup.resentAt(seq, now: now), now - last < interval {
                 stats.throttled &+= 1
                 continue
             }
             var rtxFields: (ssrc: UInt32, payloadType: UInt8, sequenceNumber: UInt16)?
-            if let rtx, let payloadType = try? cache.withPacket(seq, now: now, { $0[1] & 0x7F }),
-               let rtxPT = rtx.rtxPayloadType(for: payloadType) {
+            if let rtx, let payloadType = lookup.payloadType(of: seq), let rtxPT = rtx.rtxPayloadType(for: payloadType) {
                 rtxFields = (rtx.ssrc, rtxPT, nextRTXSequenceNumber)
                 nextRTXSequenceNumber &+= 1
             }
-            cache.markResent(seq, now: now)
+            lookup.markResent(seq, now: now)
             stats.resent &+= 1
             out.append(Retransmission(sequenceNumber: seq, rtx: rtxFields))
         }
     }
 
     /// Writes the packet for `retransmission` into `output` (pre-SRTP; leave room for the
-    /// tag); returns the byte count, or nil when the packet left the cache since `respond`.
-    /// - Parameter transportSequenceNumber: when the subscriber negotiated transport-cc, its
-    ///   extension id and this transport's next number: a resend is a new packet on the
-    ///   wire and needs its own transport-wide number (the cached one was already used).
-    public static func write(_ retransmission: Retransmission, from cache: RetransmissionCache, now: Int64, transportSequenceNumber: (id: UInt8, value: UInt16)? = nil, into output: UnsafeMutableRawBufferPointer) throws(RTPError) -> Int? {
-        try cache.withPacket(retransmission.sequenceNumber, now: now) { (packet) throws(RTPError) -> Int in
-            let length: Int
-            if let rtx = retransmission.rtx {
-                length = try RTXPacket.wrap(packet, ssrc: rtx.ssrc, payloadType: rtx.payloadType, sequenceNumber: rtx.sequenceNumber, into: output)
-            } else {
-                guard output.count >= packet.count, let target = output.baseAddress, let source = packet.baseAddress else { throw .bufferTooSmall }
-                target.copyMemory(from: source, byteCount: packet.count)
-                length = packet.count
-            }
-            if let transportSequenceNumber {
-                let view = try RTPPacketView(UnsafeRawBufferPointer(rebasing: output[..<length]))
-                if let range = view.extensionValueRange(id: transportSequenceNumber.id), range.count == 2 {
-                    storeBE16(transportSequenceNumber.value, output, range.lowerBound)
-                }
-            }
-            return length
+    /// tag): `original` (the publisher's packet) rewritten by `forward` — the very decision
+    /// the forward path made for it, so the bytes equal the first send except for the
+    /// transport-wide number — then RTX-wrapped when decided. Returns the byte count.
+    /// - Parameters:
+    ///   - transportSequenceNumber: the subscriber transport's next transport-wide number
+    ///     (a resend is a new packet on the wire, RFC draft-holmer §2), written when
+    ///     `forward.extensions.transportCC` is negotiated.
+    ///   - scratch: room for the rewritten packet before the RTX wrap (≥ 1600 bytes).
+    public static func write(_ retransmission: Retransmission, original: RTPPacketView, forward: Forward, transportSequenceNumber: UInt16?,
+                             scratch: UnsafeMutableRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws(RTPError) -> Int {
+        guard let rtx = retransmission.rtx else {
+            return try forward.write(from: original, into: output, transportSequenceNumber: transportSequenceNumber)
         }
+        let length = try forward.write(from: original, into: scratch, transportSequenceNumber: transportSequenceNumber)
+        return try RTXPacket.wrap(UnsafeRawBufferPointer(rebasing: scratch[..<length]), ssrc: rtx.ssrc, payloadType: rtx.payloadType,
+                                  sequenceNumber: rtx.sequenceNumber, into: output)
     }
 }

@@ -18,8 +18,9 @@ public enum RTPDisposition: Equatable, Sendable {
     /// SSRC, or a copy of a packet already received (RTX payload padding). A repairing RTX
     /// packet is unwrapped (RFC 4588) and reported as `.forwarded`.
     case retransmission
-    /// A media packet already received (video streams, which track arrivals for NACKs): not
-    /// forwarded, subscribers' SRTP would reject it as a replay (counted per stream).
+    /// A media packet already received (video: the stream's `NackGenerator`; audio: its
+    /// `DuplicateFilter`, which also refuses packets over 64 behind): not forwarded,
+    /// subscribers' SRTP would reject it as a replay (counted per stream).
     case duplicate
 }
 
@@ -94,6 +95,9 @@ extension Router {
             track.droppedMuted += 1
             return .muted
         }
+        // The original, once for every subscriber's NACKs (their `SentPacketLog`s point here);
+        // a publisher's RTX repair is stored in its unwrapped form, filling the hole.
+        if !track.slots.isEmpty { stream.cache.insert(view.buffer, sequenceNumber: view.sequenceNumber, now: now) }
         batch.reset(source: view)
         let facts = PacketFacts(
             ssrc: view.ssrc, sequenceNumber: view.sequenceNumber, timestamp: view.timestamp, layer: stream.layer,

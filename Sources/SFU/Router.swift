@@ -30,13 +30,19 @@ public final class Router {
     /// Where a publisher's RTX packet is unwrapped to its original form (RFC 4588) before
     /// forwarding; valid until the next `handleRTP` (the batch's source points into it).
     let repairBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: RetransmissionCache.slotSize, alignment: 16)
+    /// Where a resend is rewritten before its RTX wrap (`writeRetransmission`): an MTU plus
+    /// the extensions the rewrite may add (mid, transport-cc).
+    let rewriteBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 16)
 
     public init(config: RouterConfig) {
         self.config = config
         ssrcs = SSRCGenerator(state: config.ssrcSeed)
     }
 
-    deinit { repairBuffer.deallocate() }
+    deinit {
+        repairBuffer.deallocate()
+        rewriteBuffer.deallocate()
+    }
 
     static func key(_ participant: ParticipantID, _ ssrc: UInt32) -> UInt64 {
         UInt64(participant.raw) << 32 | UInt64(ssrc)
@@ -112,6 +118,8 @@ public final class Router {
                     requestKeyframe(publisher: participant, stream: track.streams[track.slots[index].targetLayer])
                 }
                 configure(&track.slots[index], track: track, subscriber: participants[track.slots[index].subscriber])
+                participants[track.slots[index].subscriber]?.subscriptions[track.slots[index].outgoingSSRC]?
+                    .noteExtensions(&track.slots[index])
             }
             return
         }
@@ -223,6 +231,8 @@ public final class Router {
         var slot = ForwardingSlot(subscriber: subscriber.id, outgoingSSRC: ssrc, kind: track.kind, highestLayer: track.highestLayer,
                                   negotiated: !hold)
         configure(&slot, track: track, subscriber: subscriber)
+        slot.sent = SentPacketLog(storage: subscription.sentPackets)
+        subscription.noteExtensions(&slot)
         subscriber.subscriptions[ssrc] = subscription
         track.subscriptions.append(subscription)
         track.slots.append(slot)

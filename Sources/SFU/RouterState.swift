@@ -74,9 +74,13 @@ final class InboundStream {
     var keyframeRequests = KeyframeRequestState()
     /// Uplink loss detection (video only: browsers negotiate `nack` for video, not Opus).
     var nacks: NackGenerator?
+    /// Arrival window of audio streams (no `NackGenerator`) that tells duplicates apart.
+    var duplicates: DuplicateFilter?
     /// Copies of packets already received (RTX payload padding, network duplicates): not
     /// forwarded, subscribers' libsrtp would drop them as replays.
     var duplicatesDropped: UInt64 = 0
+    /// The originals of this stream, kept once for every subscriber's NACKs (issue 4).
+    let cache: RetransmissionCache
     /// Measured rate of this stream (layer), fed per packet; read by the layer selection.
     var meter = BitrateMeter()
     /// Picture size from this layer's last VP8 keyframe (0 = not known: other codecs, or no
@@ -84,8 +88,10 @@ final class InboundStream {
     var width = 0
     var height = 0
 
-    init(layer: Int, description: StreamDescription) {
+    init(layer: Int, description: StreamDescription, highestLayer: Int, kind: MediaKind) {
         self.layer = layer
+        cache = RetransmissionCache(config: .forLayer(layer, highestLayer: highestLayer, kind: kind))
+        if kind == .audio { duplicates = DuplicateFilter() }
         ssrc = description.ssrc
         rtxSSRC = description.rtxSSRC
         rid = description.rid
@@ -119,7 +125,10 @@ final class PublishedTrack {
     init(publisher: ParticipantID, description: TrackDescription) {
         self.publisher = publisher
         self.description = description
-        streams = description.layers.enumerated().map { InboundStream(layer: $0.offset, description: $0.element) }
+        let highest = description.layers.count - 1
+        streams = description.layers.enumerated().map {
+            InboundStream(layer: $0.offset, description: $0.element, highestLayer: highest, kind: description.kind)
+        }
         payloads = Self.payloads(for: description)
         if description.kind == .video { for stream in streams { stream.nacks = NackGenerator(config: .video) } }
     }
@@ -155,8 +164,17 @@ final class Subscription {
     /// Reserved for RTX towards this subscriber (issue 4).
     let outgoingRTXSSRC: UInt32
     var nackedPackets: UInt64 = 0
-    /// Retransmission cache and NACK responder, from the subscriber's first NACK on.
+    /// NACK responder (RTX negotiation, RTX sequence, counters), from the first NACK on.
     var repair: DownlinkRepair?
+    /// What this subscription sent, by outgoing number (its slot's `SentPacketLog` writes
+    /// here): from the first packet on, so even the first NACK can be answered.
+    let sentPackets: SentPacketStorage
+    /// The extension rewrites the slot used lately, by `ForwardingSlot.extensionsVersion`
+    /// mod 4 (a resend uses the rewrite in force when the packet was first sent).
+    var extensionHistory = [ExtensionRewrite](repeating: ExtensionRewrite(), count: Subscription.extensionHistoryCount)
+    /// 4: mid/extension ids change only on (re)negotiation, far apart compared with the
+    /// store's 1 s age bound.
+    static let extensionHistoryCount = 4
     var keyframeRequestsReceived: UInt64 = 0
     var remoteReport: RTCPReportBlock?
     var rtt: Int64?
@@ -171,6 +189,7 @@ final class Subscription {
         self.track = track
         self.outgoingSSRC = outgoingSSRC
         self.outgoingRTXSSRC = outgoingRTXSSRC
+        sentPackets = SentPacketStorage.forKind(track.kind)
         // RFC 3550 §5.1: a random first sequence number; the RTX SSRC is random already.
         probeRTXSequence = UInt16(truncatingIfNeeded: outgoingRTXSSRC ^ (outgoingRTXSSRC >> 16))
     }
@@ -182,6 +201,23 @@ final class Subscription {
     func updateSlot(_ body: (inout ForwardingSlot) -> Void) {
         guard let index = track.slotIndex(outgoingSSRC) else { return }
         body(&track.slots[index])
+        noteExtensions(&track.slots[index])
+    }
+
+    /// Starts a new extension-rewrite version when `slot.extensions` changed since the
+    /// version it carries (call after every change of `extensions`).
+    func noteExtensions(_ slot: inout ForwardingSlot) {
+        let count = Self.extensionHistoryCount
+        guard extensionHistory[Int(slot.extensionsVersion) % count] != slot.extensions else { return }
+        slot.extensionsVersion &+= 1
+        extensionHistory[Int(slot.extensionsVersion) % count] = slot.extensions
+    }
+
+    /// The extension rewrite of a version, nil when it has left the history.
+    func extensions(version: UInt8, current slot: ForwardingSlot) -> ExtensionRewrite? {
+        let age = slot.extensionsVersion &- version
+        guard Int(age) < Self.extensionHistoryCount else { return nil }
+        return extensionHistory[Int(version) % Self.extensionHistoryCount]
     }
 }
 

@@ -107,7 +107,9 @@ final class ForwardingTests: XCTestCase {
         var batch = ForwardingBatch(capacity: 4)
         packet.withUnsafeBytes { _ = router.handleRTP(from: alice, packet: $0, now: 0, into: &batch) }
         var small = [UInt8](repeating: 0, count: 50)
-        try packet.withUnsafeBytes { input in
+        // The next packet (the same one again would be an audio duplicate, not forwarded).
+        let next = rtpPacket(ssrc: 1, seq: 2, ts: 961, pt: 111, payload: Array(repeating: 7, count: 100))
+        try next.withUnsafeBytes { input in
             XCTAssertEqual(router.handleRTP(from: alice, packet: input, now: 0, into: &batch), .forwarded)
             try small.withUnsafeMutableBytes { out in
                 XCTAssertThrowsError(try batch.write(0, into: out)) { XCTAssertEqual($0 as? RTPError, .bufferTooSmall) }

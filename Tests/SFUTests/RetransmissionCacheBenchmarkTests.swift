@@ -38,16 +38,28 @@ final class RetransmissionCacheBenchmarkTests: XCTestCase {
                 checksum &+= (try? cache.withPacket(seq, now: now) { Int($0[3]) }) ?? 0
             }
         }
+        // Resends through the real lookup: the publisher store + one subscription's log.
+        let fixture = RepairFixture()
+        let resendCount = 300  // 300 × 1,112 B fit the 384 KB video ring (500 would not: evicted by bytes)
+        for index in 0..<resendCount {
+            fixture.send(cachedPacket(seq: UInt16(index), payloadCount: 1100), outgoing: UInt16(index), now: now)
+        }
         var responder = NackResponder(rtx: RTXConfiguration(ssrc: 9, payloadTypes: [(apt: 120, rtx: 121)]), initialRTXSequenceNumber: 0)
         var out: [Retransmission] = []
-        out.reserveCapacity(600)
+        out.reserveCapacity(resendCount)
         var output = [UInt8](repeating: 0, count: 1600)
-        let resendCount = 600
+        var scratch = [UInt8](repeating: 0, count: 2048)
+        let rewrite = fixture.rewrite
+        let seqs = (0..<resendCount).map { UInt16($0) }
         let resend = try output.withUnsafeMutableBytes { target in
-            try clock.measure {
-                let seqs = (0..<resendCount).map { UInt16(truncatingIfNeeded: iterations - 1 - $0) }
-                responder.respond(to: seqs, cache: cache, now: now, rtt: nil, into: &out)
-                for item in out { checksum &+= try NackResponder.write(item, from: cache, now: now, into: target) ?? 0 }
+            try scratch.withUnsafeMutableBytes { scratch in
+                try clock.measure {
+                    responder.respond(to: seqs, lookup: fixture.lookup, now: now, rtt: nil, into: &out)
+                    for item in out {
+                        checksum &+= try fixture.lookup.write(item, subscriber: bob, ssrc: 1, extensions: { _ in rewrite }, now: now,
+                                                              transportSequenceNumber: 5, scratch: scratch, into: target) ?? 0
+                    }
+                }
             }
         }
         var generator = NackGenerator(config: .video)
@@ -62,7 +74,7 @@ final class RetransmissionCacheBenchmarkTests: XCTestCase {
             }
         }
         print("RetransmissionCache insert (1100 B): \(nanoseconds(insert, iterations)) ns; lookup: \(nanoseconds(lookup, iterations)) ns")
-        print("NackResponder respond + RTX write: \(nanoseconds(resend, resendCount)) ns per packet")
+        print("NackResponder respond + rewrite + RTX write: \(nanoseconds(resend, resendCount)) ns per packet")
         print("NackGenerator arrival (2% loss, tick every 20 packets): \(nanoseconds(arrivals, iterations)) ns; checksum \(checksum)")
         XCTAssertEqual(responder.stats.resent, UInt64(resendCount))
     }

@@ -22,13 +22,44 @@ extension RetransmissionCache {
 
 final class RetransmissionCacheTests: XCTestCase {
     func testPresetsAndMemoryFigure() {
-        XCTAssertEqual(RetransmissionCacheConfig.video, RetransmissionCacheConfig(capacity: 600, maxAge: 1_000_000))
-        XCTAssertEqual(RetransmissionCacheConfig.audio, RetransmissionCacheConfig(capacity: 100, maxAge: 1_000_000))
+        XCTAssertEqual(RetransmissionCacheConfig.video, RetransmissionCacheConfig(capacity: 600, byteCapacity: 384 * 1024, maxAge: 1_000_000))
+        XCTAssertEqual(RetransmissionCacheConfig.audio, RetransmissionCacheConfig(capacity: 100, byteCapacity: 32 * 1024, maxAge: 1_000_000))
         let video = RetransmissionCache(config: .video)
         let audio = RetransmissionCache(config: .forKind(.audio))
-        XCTAssertEqual(video.memoryFootprint, 600 * (1500 + 32))
-        XCTAssertEqual(audio.memoryFootprint, 100 * (1500 + 32))
-        print("RetransmissionCache memory: video \(video.memoryFootprint) B, audio \(audio.memoryFootprint) B per stream")
+        XCTAssertEqual(video.memoryFootprint, 384 * 1024 + 600 * 32)
+        XCTAssertEqual(audio.memoryFootprint, 32 * 1024 + 100 * 32)
+        // Simulcast: a quarter of the bytes per layer below the top, at least 16 KB.
+        let layers = (0...2).map { RetransmissionCacheConfig.forLayer($0, highestLayer: 2, kind: .video).byteCapacity }
+        XCTAssertEqual(layers, [24 * 1024, 96 * 1024, 384 * 1024])
+        XCTAssertEqual(RetransmissionCacheConfig.forLayer(0, highestLayer: 0, kind: .video), .video)
+        XCTAssertEqual(RetransmissionCacheConfig.forLayer(0, highestLayer: 0, kind: .audio), .audio)
+        let simulcast = (0...2).reduce(0) { $0 + RetransmissionCache(config: .forLayer($1, highestLayer: 2, kind: .video)).memoryFootprint }
+        let videoLog = SentPacketStorage.forKind(.video).memoryFootprint
+        let audioLog = SentPacketStorage.forKind(.audio).memoryFootprint
+        XCTAssertEqual(videoLog, 512 * 20)
+        XCTAssertEqual(audioLog, 64 * 20)
+        print("""
+            Retransmission memory: per publisher stream video \(video.memoryFootprint) B (3-layer simulcast \(simulcast) B), \
+            audio \(audio.memoryFootprint) B; per subscription video \(videoLog) B, audio \(audioLog) B
+            """)
+    }
+
+    func testByteBoundEvictsOldestPacketsFirst() {
+        // 4,000 bytes of ring: 1,100-byte packets, 3 fit (the 4th would straddle the end and
+        // starts over at 0, overwriting the first).
+        let cache = RetransmissionCache(config: RetransmissionCacheConfig(capacity: 100, byteCapacity: 4000, maxAge: 1_000_000))
+        for seq: UInt16 in 65534...65535 { XCTAssertTrue(cache.insert(cachedPacket(seq: seq, payloadCount: 1088), now: 0)) }
+        XCTAssertTrue(cache.insert(cachedPacket(seq: 0, payloadCount: 1088), now: 0))
+        XCTAssertEqual(cache.bytes(65534, now: 0), cachedPacket(seq: 65534, payloadCount: 1088))
+        XCTAssertTrue(cache.insert(cachedPacket(seq: 1, payloadCount: 1088), now: 0))
+        XCTAssertEqual(cache.presence(of: 65534, now: 0), .missing, "its bytes were overwritten")
+        for seq: UInt16 in [65535, 0, 1] { XCTAssertEqual(cache.bytes(seq, now: 0), cachedPacket(seq: seq, payloadCount: 1088), "seq \(seq)") }
+        // Small packets keep going around the ring; only the last 4,000 bytes' worth answer.
+        for seq: UInt16 in 2..<200 { cache.insert(cachedPacket(seq: seq, payloadCount: 88), now: 0) }
+        let answering = (100..<200).filter { cache.presence(of: UInt16($0), now: 0) == .stored }
+        XCTAssertEqual(answering.count, 40, "4,000 / 100-byte packets")
+        XCTAssertEqual(answering.first, 160)
+        for seq in answering { XCTAssertEqual(cache.bytes(UInt16(seq), now: 0), cachedPacket(seq: UInt16(seq), payloadCount: 88)) }
     }
 
     func testStoredBytesComeBackExactly() {
