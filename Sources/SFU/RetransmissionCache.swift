@@ -17,16 +17,19 @@ public struct RetransmissionCacheConfig: Equatable, Sendable {
         self.maxAge = max(maxAge, 0)
     }
 
-    /// Video: 600 packets, 384 KB, 1 s. 600 is libwebrtc's `kMinSendSidePacketHistorySize`
-    /// (the sender-side history Chrome keeps per video stream). 384 KB: 1 s of 3 Mbit/s, above
-    /// Chrome's 720p simulcast cap (2.5 Mbit/s) with room for a keyframe burst. 1 s: a NACK
-    /// needs RTT (up to ~500 ms on bad links) to reach us plus one retry at RTT spacing;
-    /// older repairs miss the receiver's playout anyway.
-    public static let video = RetransmissionCacheConfig(capacity: 600, byteCapacity: 384 * 1024, maxAge: 1_000_000)
-    /// Audio: 100 packets, 32 KB, 1 s. Opus sends 50 packets/s (20 ms frames), so 100
-    /// packets cover 2 s; 32 KB is 1 s at 256 kbit/s (Opus music mode; speech is 32–64
-    /// kbit/s): the age bound (same reasoning as video) is the one that binds.
-    public static let audio = RetransmissionCacheConfig(capacity: 100, byteCapacity: 32 * 1024, maxAge: 1_000_000)
+    /// Video: 600 packets, 192 KB, 1 s. 600 is libwebrtc's `kMinSendSidePacketHistorySize`
+    /// (the sender-side history Chrome keeps per video stream). 192 KB: 1 s of the issue's
+    /// 1.5 Mbit/s top simulcast layer, 0.6 s of Chrome's 720p cap (2.5 Mbit/s) — still three
+    /// round trips of 200 ms, i.e. a NACK and two retries (the byte bound then evicts before
+    /// the age bound); twice that cost 190 KB more per publisher and broke the 500 KB per
+    /// participant target (docs/benchmarks.md, "Memory per participant"). 1 s: a NACK needs
+    /// RTT (up to ~500 ms on bad links) to reach us plus one retry at RTT spacing; older
+    /// repairs miss the receiver's playout anyway.
+    public static let video = RetransmissionCacheConfig(capacity: 600, byteCapacity: 192 * 1024, maxAge: 1_000_000)
+    /// Audio: 100 packets, 16 KB, 1 s. Opus sends 50 packets/s (20 ms frames), so 100
+    /// packets cover 2 s; 16 KB is 1 s at 128 kbit/s (stereo music; speech is 32–64 kbit/s,
+    /// 2–4 s): the age bound (same reasoning as video) is the one that binds.
+    public static let audio = RetransmissionCacheConfig(capacity: 100, byteCapacity: 16 * 1024, maxAge: 1_000_000)
 
     /// The preset for a media kind.
     public static func forKind(_ kind: MediaKind) -> RetransmissionCacheConfig {
@@ -34,13 +37,15 @@ public struct RetransmissionCacheConfig: Equatable, Sendable {
     }
 
     /// The preset for one layer of a track: each simulcast layer below the top gets a
-    /// quarter of the bytes of the one above it (Chrome halves the resolution per layer and
-    /// caps 720p/360p/180p at 2.5/0.7/0.2 Mbit/s: about ÷4 per step), never below 16 KB
-    /// (a low-layer keyframe).
+    /// quarter of the bytes and of the packets of the one above it (Chrome halves the
+    /// resolution per layer and caps 720p/360p/180p at 2.5/0.7/0.2 Mbit/s: about ÷4 per
+    /// step), never below 16 KB (a low-layer keyframe) or 64 packets (2 s at the low
+    /// layer's ~30 packets/s).
     public static func forLayer(_ layer: Int, highestLayer: Int, kind: MediaKind) -> RetransmissionCacheConfig {
         var config = forKind(kind)
         let steps = min(max(highestLayer - layer, 0), 4)
         config.byteCapacity = max(config.byteCapacity >> (2 * steps), 16 * 1024)
+        config.capacity = max(config.capacity >> (2 * steps), min(config.capacity, 64))
         return config
     }
 }

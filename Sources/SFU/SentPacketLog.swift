@@ -33,9 +33,11 @@ public struct SentPacket: Equatable, Sendable {
 /// `SentPacketStorage` held by the `Subscription`, which lives exactly as long as the slot.
 /// Never allocates after creation.
 struct SentPacketLog {
-    /// Video: 512. ≥ 1.8 s of a top simulcast layer at ~280 packets/s: more than the store's
-    /// 1 s age bound, with room for keyframe bursts.
-    static let videoCapacity = 512
+    /// Video: 256. 0.9 s of a top simulcast layer at ~280 packets/s (2.5 Mbit/s), 1.5 s at
+    /// the 1.5 Mbit/s: as long as the publisher store's byte bound keeps such a layer
+    /// (192 KB: 0.6–1 s), so a longer log would name packets the store no longer has. 512
+    /// cost 5 KB more per video subscription (45 KB per member in a room of 10).
+    static let videoCapacity = 256
     /// Audio: 64. 1.28 s of Opus at 50 packets/s, above the 1 s age bound.
     static let audioCapacity = 64
 

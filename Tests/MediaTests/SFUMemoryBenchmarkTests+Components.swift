@@ -52,10 +52,10 @@ extension SFUMemoryBenchmarkTests {
 
         // Sources/SFU (reported only: other helpers change these).
         let video = HeapProbe.footprint { RetransmissionCache(config: .video) }
-        line("RetransmissionCache .video (per NACKing subscription)", video,
+        line("RetransmissionCache .video (per publisher video stream, top layer)", video,
              "memoryFootprint \(Self.kb(RetransmissionCache(config: .video).memoryFootprint)) KB")
         let audio = HeapProbe.footprint { RetransmissionCache(config: .audio) }
-        line("RetransmissionCache .audio (per NACKing subscription)", audio,
+        line("RetransmissionCache .audio (per publisher audio stream)", audio,
              "memoryFootprint \(Self.kb(RetransmissionCache(config: .audio).memoryFootprint)) KB")
         line("DownlinkState, fresh (per participant)", HeapProbe.footprint { DownlinkState() })
         line("DownlinkState after its first send (BWE send history)", HeapProbe.footprint { () -> DownlinkState in

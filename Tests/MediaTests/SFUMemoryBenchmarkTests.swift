@@ -49,14 +49,18 @@ final class SFUMemoryBenchmarkTests: XCTestCase {
             for state in server.router.participants.values {
                 census.participants += 1
                 census.subscriptions += state.subscriptions.count
+                // Loss repair state: a `SentPacketLog` per subscription (from its first
+                // packet) and one `RetransmissionCache` per publisher stream (from publish).
                 for subscription in state.subscriptions.values {
-                    guard let repair = subscription.repair else { continue }
-                    if repair.cache.config == .video { census.videoCaches += 1 } else { census.audioCaches += 1 }
-                    census.cacheBytes += repair.cache.memoryFootprint
+                    census.cacheBytes += subscription.sentPackets.memoryFootprint
                 }
                 census.publishedTracks += state.published.count
                 for track in state.published.values {
                     census.inboundStreams += track.streams.count
+                    for stream in track.streams {
+                        if track.description.kind == .video { census.videoCaches += 1 } else { census.audioCaches += 1 }
+                        census.cacheBytes += stream.cache.memoryFootprint
+                    }
                     census.uplinkNackGenerators += track.streams.filter { $0.nacks != nil }.count
                 }
             }

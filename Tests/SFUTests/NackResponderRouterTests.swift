@@ -68,7 +68,7 @@ final class NackResponderRouterTests: XCTestCase {
         try router.join(bob, room: room, description: rtxReceiver("b"), now: 0)
         try router.publish(alice, track: videoTrack("cam", layers: [StreamDescription(ssrc: 0x51)]), now: 0)
         let info = try XCTUnwrap(router.subscriptions(of: bob).first)
-        XCTAssertEqual(router.retransmissionMemory(subscriber: bob, ssrc: info.ssrc), 512 * 20)
+        XCTAssertEqual(router.retransmissionMemory(subscriber: bob, ssrc: info.ssrc), SentPacketLog.videoCapacity * 20)
 
         var sent: [[UInt8]] = []
         sent += try forward(router, rtpPacket(ssrc: 0x51, seq: 1000, ts: 0, pt: 96, payload: vp8Keyframe), now: 10_000)
@@ -174,11 +174,13 @@ final class NackResponderRouterTests: XCTestCase {
                 }
             }
             XCTAssertEqual(sent.count, 700)
-            // The last 512 sends (the log) answer exactly; one more back is gone (count bound).
-            let wanted = (0..<512).map { newest &- UInt16($0) }
-            try nack(router, ssrc: info.ssrc, wanted + [newest &- 512, newest &+ 1], now: 700_000)
+            // The last `videoCapacity` sends (the log) answer exactly; one more back is gone
+            // (count bound).
+            let logSize = SentPacketLog.videoCapacity
+            let wanted = (0..<logSize).map { newest &- UInt16($0) }
+            try nack(router, ssrc: info.ssrc, wanted + [newest &- UInt16(logSize), newest &+ 1], now: 700_000)
             let resent = try drain(router, now: 700_000)
-            XCTAssertEqual(resent.count, 512, "start \(start)")
+            XCTAssertEqual(resent.count, logSize, "start \(start)")
             // (The NACK's PID/BLP packing orders the numbers; match each resend by its number.)
             let bySeq = Dictionary(try resent.map { (try parseReceived($0, subscriber: bob).seq, $0) }, uniquingKeysWith: { first, _ in first })
             XCTAssertEqual(Set(bySeq.keys), Set(wanted), "start \(start)")

@@ -22,21 +22,24 @@ extension RetransmissionCache {
 
 final class RetransmissionCacheTests: XCTestCase {
     func testPresetsAndMemoryFigure() {
-        XCTAssertEqual(RetransmissionCacheConfig.video, RetransmissionCacheConfig(capacity: 600, byteCapacity: 384 * 1024, maxAge: 1_000_000))
-        XCTAssertEqual(RetransmissionCacheConfig.audio, RetransmissionCacheConfig(capacity: 100, byteCapacity: 32 * 1024, maxAge: 1_000_000))
+        XCTAssertEqual(RetransmissionCacheConfig.video, RetransmissionCacheConfig(capacity: 600, byteCapacity: 192 * 1024, maxAge: 1_000_000))
+        XCTAssertEqual(RetransmissionCacheConfig.audio, RetransmissionCacheConfig(capacity: 100, byteCapacity: 16 * 1024, maxAge: 1_000_000))
         let video = RetransmissionCache(config: .video)
         let audio = RetransmissionCache(config: .forKind(.audio))
-        XCTAssertEqual(video.memoryFootprint, 384 * 1024 + 600 * 32)
-        XCTAssertEqual(audio.memoryFootprint, 32 * 1024 + 100 * 32)
-        // Simulcast: a quarter of the bytes per layer below the top, at least 16 KB.
-        let layers = (0...2).map { RetransmissionCacheConfig.forLayer($0, highestLayer: 2, kind: .video).byteCapacity }
-        XCTAssertEqual(layers, [24 * 1024, 96 * 1024, 384 * 1024])
+        XCTAssertEqual(video.memoryFootprint, 192 * 1024 + 600 * 32)
+        XCTAssertEqual(audio.memoryFootprint, 16 * 1024 + 100 * 32)
+        // Simulcast: a quarter of the bytes and packets per layer below the top, at least
+        // 16 KB and 64 packets.
+        let layers = (0...2).map { RetransmissionCacheConfig.forLayer($0, highestLayer: 2, kind: .video) }
+        XCTAssertEqual(layers.map(\.byteCapacity), [16 * 1024, 48 * 1024, 192 * 1024])
+        XCTAssertEqual(layers.map(\.capacity), [64, 150, 600])
+        XCTAssertEqual(RetransmissionCacheConfig.forLayer(0, highestLayer: 1, kind: .audio).capacity, 64)
         XCTAssertEqual(RetransmissionCacheConfig.forLayer(0, highestLayer: 0, kind: .video), .video)
         XCTAssertEqual(RetransmissionCacheConfig.forLayer(0, highestLayer: 0, kind: .audio), .audio)
         let simulcast = (0...2).reduce(0) { $0 + RetransmissionCache(config: .forLayer($1, highestLayer: 2, kind: .video)).memoryFootprint }
         let videoLog = SentPacketStorage.forKind(.video).memoryFootprint
         let audioLog = SentPacketStorage.forKind(.audio).memoryFootprint
-        XCTAssertEqual(videoLog, 512 * 20)
+        XCTAssertEqual(videoLog, 256 * 20)
         XCTAssertEqual(audioLog, 64 * 20)
         print("""
             Retransmission memory: per publisher stream video \(video.memoryFootprint) B (3-layer simulcast \(simulcast) B), \
