@@ -16,6 +16,10 @@ public enum IdleFleetChild {
     static let reportIntervalMs: Int64 = 250
     /// Exit status: 0 done, 1 could not run, 2 bad flags.
     public static func main(_ args: [String]) -> Int32 {
+        if args.contains("--help") || args.contains("-h") {
+            print(IdleFleetChildOptions.usage)
+            return 0
+        }
         let options: IdleFleetChildOptions
         do {
             options = try IdleFleetChildOptions.parse(args)
@@ -24,6 +28,8 @@ public enum IdleFleetChild {
             return 2
         }
         let parent = getppid()
+        // EPIPE as an error, not a signal: a parent that died closed our stdout.
+        signal(SIGPIPE, SIG_IGN)
         guard let secretLine = readLine(strippingNewline: true), let secret = BenchmarkSecret.decode(secretLine) else {
             FileHandle.standardError.write(Data("switchboard bench idle-fleet: no token secret on stdin\n".utf8))
             return 1
@@ -112,6 +118,15 @@ final class ProgressReporter {
                                        settled: connectSeconds != nil, connectSeconds: connectSeconds, errors: metrics.errors)
         guard message != last else { return }
         last = message
-        FileHandle.standardOutput.write(Data((message.line() + "\n").utf8))
+        // write(2), not FileHandle (which traps on EPIPE): a closed stdout means the parent
+        // is gone, and the child ends as on stdin EOF.
+        let bytes = Array((message.line() + "\n").utf8)
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes[sent...].withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { exit(0) }
+            sent += n
+        }
     }
 }

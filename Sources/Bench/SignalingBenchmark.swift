@@ -6,8 +6,9 @@ import IO
 /// drives complete call setups through its IM channel, then prints the figures
 /// (docs/benchmarks.md). Bounded in count and time: every phase has a deadline.
 ///
-/// Threads: one event loop for the idle devices, one for the call pairs (the latency
-/// measurements), the calling thread only orchestrates.
+/// Threads: one event loop for the call pairs (the latency measurements); the idle devices
+/// live in `--idle-processes` child processes (``ChildProcessIdleDevices``) or, with 0, on
+/// one more event loop here (``InProcessIdleDevices``); the calling thread only orchestrates.
 public enum SignalingBenchmark {
     /// Exit status: 0 ran (errors are in the report), 1 could not run, 2 bad flags.
     public static func main(_ args: [String]) -> Int32 {
@@ -100,7 +101,9 @@ final class SignalingRun {
     func run() -> BenchmarkReport {
         let startedAt = ISO8601DateFormatter().string(from: Date())
         if let limit = raiseFileDescriptorLimit() {
-            let needed = UInt64(options.idle + options.pairs * (1 + options.calleeDevices) + 64)
+            // Idle children raise their own limits; this process holds only the pairs then.
+            let idleHere = options.resolvedIdleProcesses == 0 ? options.idle : 0
+            let needed = UInt64(idleHere + options.pairs * (1 + options.calleeDevices) + 64)
             if limit < needed {
                 notes.append("fd limit \(limit) < \(needed) sockets needed: connections beyond it fail")
             }
