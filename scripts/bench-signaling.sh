@@ -7,7 +7,7 @@
 # after a 3 s warm-up, prints the key lines (setups/s, server CPU per setup, latencies) and
 # stops the server. Output kept in $OUT (default ./bench-out/LABEL.txt).
 # IDLE_PROCS=K (env): child processes holding the idle devices (--idle-processes K; 0 = all
-# in the bench process, as before); unset = the bench's default, one child per 2,500 idle.
+# in the bench process, as before); unset = the bench's default, one child per 1,250 idle (8 for 10,000).
 set -euo pipefail
 BIN=$(realpath "$1"); LABEL=$2; IDLE=$3; PAIRS=$4; DUR=$5; SHARDS=${6:-1}
 IDLE_FLAGS=()

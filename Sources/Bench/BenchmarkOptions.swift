@@ -41,11 +41,14 @@ public struct BenchmarkOptions: Equatable, Sendable {
 
     public init() {}
 
-    /// 2,500 idle devices per child: a quarter of the 10,000, so each child's
-    /// client loop (which iterates all of its sockets on every wake-up; libsoup 3.2 gives no
-    /// way around that, docs/benchmarks.md) does a quarter of the work, while 4 children
-    /// cost 4 runtimes (a few MB each), not dozens. Fewer than 2,500 idle: one child.
-    public static let idlePerProcess = 2_500
+    /// 1,250 idle devices per child, 8 for the 10,000: each child's client loop
+    /// iterates all of its sockets on every wake-up (libsoup 3.2 gives no way around that,
+    /// docs/benchmarks.md), so the children's total CPU falls roughly with the square of
+    /// their count. Measured at 10,000 on this 2-core host: 4 children connected in 122–135 s
+    /// and used 0.33–0.55 cores while idle; 8 children connected in 91 s and used 0.24 cores
+    /// (docs/benchmarks.md, "Idle fleet in child processes"). More children would go below
+    /// one handshake in flight each (the fleet's 8 are split over them).
+    public static let idlePerProcess = 1_250
     /// 64: far above what 60,000 idle devices need at the default share.
     public static let maxIdleProcesses = 64
 
@@ -106,8 +109,8 @@ extension BenchmarkOptions {
       --warmup SECONDS       unmeasured setups first (default 2)
       --connect-rate N       idle connections opened per second (default 2000)
       --idle-processes K     child processes holding the idle devices, 0-64; 0 = all in
-                             this process on one event loop (default: one per 2500 idle,
-                             4 for 10000; each child is `switchboard bench idle-fleet`)
+                             this process on one event loop (default: one per 1250 idle,
+                             8 for 10000; each child is `switchboard bench idle-fleet`)
       --setup-timeout SECONDS  a setup slower than this is an error (default 10)
       --server-pid PID       process whose VmRSS is reported (default: the listener of the port)
       --json                 machine-readable report

@@ -6,7 +6,7 @@ final class IdleFleetProtocolTests: XCTestCase {
     func testIdleProcessesFlagAndDefault() throws {
         guard case .run(let o) = try BenchmarkOptions.parse(["--secret", "x", "--idle", "10000"]) else { return XCTFail("expected run") }
         XCTAssertNil(o.idleProcesses)
-        XCTAssertEqual(o.resolvedIdleProcesses, 4)
+        XCTAssertEqual(o.resolvedIdleProcesses, 8)
         guard case .run(let zero) = try BenchmarkOptions.parse(["--secret", "x", "--idle-processes=0"]) else { return XCTFail("expected run") }
         XCTAssertEqual(zero.idleProcesses, 0)
         XCTAssertEqual(zero.resolvedIdleProcesses, 0)
@@ -14,7 +14,8 @@ final class IdleFleetProtocolTests: XCTestCase {
         XCTAssertEqual(few.resolvedIdleProcesses, 3, "never more children than idle devices")
         XCTAssertEqual(BenchmarkOptions.defaultIdleProcesses(idle: 0), 0)
         XCTAssertEqual(BenchmarkOptions.defaultIdleProcesses(idle: 1), 1)
-        XCTAssertEqual(BenchmarkOptions.defaultIdleProcesses(idle: 2_501), 2)
+        XCTAssertEqual(BenchmarkOptions.defaultIdleProcesses(idle: 1_250), 1)
+        XCTAssertEqual(BenchmarkOptions.defaultIdleProcesses(idle: 1_251), 2)
         guard case .run(let none) = try BenchmarkOptions.parse(["--secret", "x", "--idle", "0"]) else { return XCTFail("expected run") }
         XCTAssertEqual(none.resolvedIdleProcesses, 0)
     }
