@@ -6,8 +6,12 @@
 # with IDLE idle devices and PAIRS caller/callee pairs (3 callee devices) for DURATION s
 # after a 3 s warm-up, prints the key lines (setups/s, server CPU per setup, latencies) and
 # stops the server. Output kept in $OUT (default ./bench-out/LABEL.txt).
+# IDLE_PROCS=K (env): child processes holding the idle devices (--idle-processes K; 0 = all
+# in the bench process, as before); unset = the bench's default, one child per 1,250 idle (8 for 10,000).
 set -euo pipefail
 BIN=$(realpath "$1"); LABEL=$2; IDLE=$3; PAIRS=$4; DUR=$5; SHARDS=${6:-1}
+IDLE_FLAGS=()
+[ -n "${IDLE_PROCS:-}" ] && IDLE_FLAGS=(--idle-processes "$IDLE_PROCS")
 OUT=${OUT:-$PWD/bench-out}
 mkdir -p "$OUT"
 DIR=$(mktemp -d)
@@ -22,6 +26,6 @@ for _ in $(seq 100); do
   sleep 0.1
 done
 "$BIN" bench signaling --url "ws://127.0.0.1:$PORT/v1/ws" --secret-file ./data/token-secret \
-  --idle "$IDLE" --pairs "$PAIRS" --callee-devices 3 --duration "$DUR" --warmup 3 --server-pid "$SPID" > "$OUT/$LABEL.txt" 2>&1
+  --idle "$IDLE" "${IDLE_FLAGS[@]}" --pairs "$PAIRS" --callee-devices 3 --duration "$DUR" --warmup 3 --server-pid "$SPID" > "$OUT/$LABEL.txt" 2>&1
 echo "== $LABEL (load $(cut -d' ' -f1-3 /proc/loadavg))" >> "$OUT/$LABEL.txt"
-grep -E "setups/s|CPU|waiting|load|command→result|candidate relay|errors" "$OUT/$LABEL.txt"
+grep -E "idle|setups/s|CPU|waiting|load|command→result|candidate relay|errors|memory" "$OUT/$LABEL.txt"

@@ -31,8 +31,35 @@ public struct BenchmarkOptions: Equatable, Sendable {
     /// Per-setup watchdog: a setup not complete after this long counts as an error.
     /// 10 s: far above any healthy latency; below the server's 30 s connect timeout.
     public var setupTimeoutSeconds = 10.0
+    /// Child processes holding the idle devices; 0 = all in this process (one GLib
+    /// context iterating every idle socket, the behaviour before this flag); nil = the
+    /// default, ``defaultIdleProcesses(idle:)``.
+    public var idleProcesses: Int?
+    /// The binary the idle children run (`bench idle-fleet`); nil = this process's own
+    /// executable. Not a flag: tests point it at the built `switchboard`.
+    public var idleChildExecutable: String?
 
     public init() {}
+
+    /// 1,250 idle devices per child, 8 for the 10,000: each child's client loop
+    /// iterates all of its sockets on every wake-up (libsoup 3.2 gives no way around that,
+    /// docs/benchmarks.md), so the children's total CPU falls roughly with the square of
+    /// their count. Measured at 10,000 on this 2-core host: 4 children connected in 122–135 s
+    /// and used 0.33–0.55 cores while idle; 8 children connected in 91 s and used 0.24 cores
+    /// (docs/benchmarks.md, "Idle fleet in child processes"). More children would go below
+    /// one handshake in flight each (the fleet's 8 are split over them).
+    public static let idlePerProcess = 1_250
+    /// 64: far above what 60,000 idle devices need at the default share.
+    public static let maxIdleProcesses = 64
+
+    public static func defaultIdleProcesses(idle: Int) -> Int {
+        idle == 0 ? 0 : (idle + idlePerProcess - 1) / idlePerProcess
+    }
+
+    /// The child count this run uses (0 = in-process).
+    public var resolvedIdleProcesses: Int {
+        idle == 0 ? 0 : min(idleProcesses ?? Self.defaultIdleProcesses(idle: idle), idle)
+    }
 
     /// Upper bounds that keep the run bounded (fd hard limit here is 20,000 per process).
     public static let maxIdle = 60_000
@@ -81,6 +108,9 @@ extension BenchmarkOptions {
       --duration SECONDS     measured time (default 20)
       --warmup SECONDS       unmeasured setups first (default 2)
       --connect-rate N       idle connections opened per second (default 2000)
+      --idle-processes K     child processes holding the idle devices, 0-64; 0 = all in
+                             this process on one event loop (default: one per 1250 idle,
+                             8 for 10000; each child is `switchboard bench idle-fleet`)
       --setup-timeout SECONDS  a setup slower than this is an error (default 10)
       --server-pid PID       process whose VmRSS is reported (default: the listener of the port)
       --json                 machine-readable report
@@ -142,6 +172,7 @@ extension BenchmarkOptions {
             case "--duration": options.durationSeconds = try seconds(0.1 ... maxDurationSeconds)
             case "--warmup": options.warmupSeconds = try seconds(0 ... maxDurationSeconds)
             case "--connect-rate": options.connectRate = try integer(1 ... 100_000)
+            case "--idle-processes": options.idleProcesses = try integer(0 ... maxIdleProcesses)
             case "--setup-timeout": options.setupTimeoutSeconds = try seconds(0.1 ... 600)
             case "--server-pid": options.serverPID = Int32(try integer(1 ... Int(Int32.max)))
             case "--json":

@@ -16,6 +16,12 @@ public struct BenchmarkReport: Codable, Equatable, Sendable {
     public var idleNotConnectedInTime: Int
     public var idleDroppedDuringRun: Int
     public var idleConnectSeconds: Double
+    /// Child processes that held the idle devices (0 = this process).
+    public var idleProcesses: Int
+    /// Each child's connect time (its first connect to its last welcome); nil = not settled.
+    public var idleChildConnectSeconds: [Double?]
+    /// The idle children's CPU during the measured window, in cores (all children summed).
+    public var idleChildrenCPUCores: Double?
     public var pairs: Int
     public var calleeDevices: Int
     public var pairDevicesConnected: Int
@@ -74,6 +80,10 @@ public struct BenchmarkReport: Codable, Equatable, Sendable {
         out.append("idle devices: \(idleConnected)/\(idleRequested) connected in \(f(idleConnectSeconds, 2)) s"
             + (idleFailed > 0 ? ", \(idleFailed) failed" : "")
             + (idleNotConnectedInTime > 0 ? ", \(idleNotConnectedInTime) not connected within the time bound" : "") + (idleDroppedDuringRun > 0 ? ", \(idleDroppedDuringRun) dropped" : ""))
+        if idleProcesses > 0 {
+            out.append("idle processes: \(idleProcesses), connect time per child: "
+                + idleChildConnectSeconds.map { $0.map { f($0, 2) + " s" } ?? "not settled" }.joined(separator: ", "))
+        }
         out.append("pairs: \(pairs) × (1 caller + \(calleeDevices) callee devices), \(pairDevicesConnected) pair devices connected in \(f(pairConnectSeconds, 2)) s")
         out.append("measured: \(f(measuredSeconds, 1)) s after \(f(warmupSeconds, 1)) s warm-up")
         out.append("")
@@ -83,6 +93,7 @@ public struct BenchmarkReport: Codable, Equatable, Sendable {
         if let s = serverCPUCores { out.append("server CPU        : \(f(s, 2)) cores") }
         if let u = serverCPUMicrosecondsPerSetup { out.append("server CPU/setup  : \(f(u, 0)) µs") }
         if let c = clientCPUCores { out.append("benchmark CPU     : \(f(c, 2)) cores") }
+        if let c = idleChildrenCPUCores { out.append("idle children CPU : \(f(c, 2)) cores") }
         if let w = serverRunQueueWaitFraction { out.append("server loop waiting for a CPU: \(f(w * 100, 0)) % of the window") }
         if let l = loadAverage { out.append("host load average : \(f(l, 2)) on \(cpus) CPUs") }
         out.append("")

@@ -17,12 +17,13 @@ final class IdleFleet {
     private let throttle: ConnectThrottle
     private var onAllSettled: (() -> Void)?
 
-    init(loop: EventLoop, metrics: BenchMetrics, url: String, total: Int, rate: Int, makeDevice: @escaping (Int) -> BenchDevice) {
+    init(loop: EventLoop, metrics: BenchMetrics, url: String, total: Int, rate: Int,
+         maxInFlight: Int = ConnectThrottle.defaultMaxInFlight, makeDevice: @escaping (Int) -> BenchDevice) {
         self.loop = loop
         self.metrics = metrics
         self.total = total
         self.makeDevice = makeDevice
-        throttle = ConnectThrottle(loop: loop, url: url, rate: rate)
+        throttle = ConnectThrottle(loop: loop, url: url, rate: rate, maxInFlight: maxInFlight)
     }
 
     /// Starts connecting; `done` runs on the loop once every device is welcomed or failed.

@@ -6,8 +6,9 @@ import IO
 /// drives complete call setups through its IM channel, then prints the figures
 /// (docs/benchmarks.md). Bounded in count and time: every phase has a deadline.
 ///
-/// Threads: one event loop for the idle devices, one for the call pairs (the latency
-/// measurements), the calling thread only orchestrates.
+/// Threads: one event loop for the call pairs (the latency measurements); the idle devices
+/// live in `--idle-processes` child processes (``ChildProcessIdleDevices``) or, with 0, on
+/// one more event loop here (``InProcessIdleDevices``); the calling thread only orchestrates.
 public enum SignalingBenchmark {
     /// Exit status: 0 ran (errors are in the report), 1 could not run, 2 bad flags.
     public static func main(_ args: [String]) -> Int32 {
@@ -36,7 +37,7 @@ public enum SignalingBenchmark {
             FileHandle.standardError.write(Data("switchboard bench signaling: \(what)\n".utf8))
             return 1
         }
-        let report = SignalingRun(options: options, signer: TokenSigner(secret: secret)).run()
+        let report = SignalingRun(options: options, secret: secret).run()
         print(options.json ? report.json() : report.text)
         return 0
     }
@@ -46,18 +47,19 @@ public enum SignalingBenchmark {
 final class SignalingRun {
     let options: BenchmarkOptions
     let signer: TokenSigner
-    let idleLoop = EventLoop(name: "bench-idle")
+    /// The token secret, handed to idle children on their stdin.
+    let secret: [UInt8]
     let pairLoop = EventLoop(name: "bench-pairs")
-    let idleMetrics = BenchMetrics()
     let pairMetrics = BenchMetrics()
     /// Makes eventIDs and callIDs unique across runs against the same database (eventIDs
     /// are remembered 24 h; a repeat would be answered `duplicate`).
     let runTag = String(UInt64(EventLoop.wallClockMilliseconds()), radix: 36)
     var notes: [String] = []
 
-    init(options: BenchmarkOptions, signer: TokenSigner) {
+    init(options: BenchmarkOptions, secret: [UInt8]) {
         self.options = options
-        self.signer = signer
+        self.secret = secret
+        signer = TokenSigner(secret: secret)
     }
 
     func token(account: String, device: String) -> String {
@@ -99,7 +101,9 @@ final class SignalingRun {
     func run() -> BenchmarkReport {
         let startedAt = ISO8601DateFormatter().string(from: Date())
         if let limit = raiseFileDescriptorLimit() {
-            let needed = UInt64(options.idle + options.pairs * (1 + options.calleeDevices) + 64)
+            // Idle children raise their own limits; this process holds only the pairs then.
+            let idleHere = options.resolvedIdleProcesses == 0 ? options.idle : 0
+            let needed = UInt64(idleHere + options.pairs * (1 + options.calleeDevices) + 64)
             if limit < needed {
                 notes.append("fd limit \(limit) < \(needed) sockets needed: connections beyond it fail")
             }
@@ -109,42 +113,33 @@ final class SignalingRun {
             serverPID = ServerProcess.listener(port: port)
             if serverPID == nil { notes.append("server process not found (pass --server-pid): no memory figures") }
         }
-        idleLoop.start()
         pairLoop.start()
-        defer {
-            idleLoop.stop()
-            pairLoop.stop()
-        }
+        defer { pairLoop.stop() }
 
-        // 1. Idle devices.
+        // 1. Idle devices, in this process or in K children.
         let rssBefore = serverPID.flatMap { ServerProcess.residentKB(pid: $0) }
-        let fleet = IdleFleet(loop: idleLoop, metrics: idleMetrics, url: options.url, total: options.idle,
-                              rate: options.connectRate) { [self] k in
-            BenchDevice(account: "bench-i-\(k)", device: "d0", token: token(account: "bench-i-\(k)", device: "d0"),
-                        loop: idleLoop, metrics: idleMetrics)
-        }
-        // Heartbeat from the first connection on: connecting 10,000 may take longer than
-        // the server's 45 s idle timeout.
-        let idleHeartbeat = Heartbeat(loop: idleLoop) { fleet.devices }
-        idleLoop.execute { idleHeartbeat.start() }
-        let idleStart = EventLoop.monotonicMicroseconds()
-        var idleSettled = options.idle == 0
-        if options.idle > 0 {
-            let settled = DispatchSemaphore(value: 0)
-            idleLoop.execute { fleet.connectAll { settled.signal() } }
-            // Bound: 3× the nominal connect time + 120 s (a server loaded by 10,000 sockets
-            // accepts far below the nominal rate; see docs/benchmarks.md).
-            idleSettled = settled.wait(timeout: .now() + Double(options.idle) / Double(options.connectRate) * 3 + 120) == .success
-            if !idleSettled {
-                idleLoop.execute { fleet.stopConnecting() }
-                notes.append("idle connect phase hit its time bound")
+        let idleProcesses = options.resolvedIdleProcesses
+        let fleet: IdleDevices
+        if idleProcesses > 0, let executable = options.idleChildExecutable ?? IdleChildProcess.ownExecutable() {
+            fleet = ChildProcessIdleDevices(total: options.idle, processes: idleProcesses, url: options.url,
+                                            rate: options.connectRate, executable: executable, secret: secret)
+        } else {
+            if idleProcesses > 0 { notes.append("own executable not found: idle devices held in this process") }
+            fleet = InProcessIdleDevices(total: options.idle, url: options.url, rate: options.connectRate) { [self] account in
+                token(account: account, device: "d0")
             }
+        }
+        let idleStart = EventLoop.monotonicMicroseconds()
+        // Bound: 3× the nominal connect time + 120 s (a server loaded by 10,000 sockets
+        // accepts far below the nominal rate; see docs/benchmarks.md).
+        if !fleet.connect(boundSeconds: Double(options.idle) / Double(options.connectRate) * 3 + 120) {
+            notes.append("idle connect phase hit its time bound (or an idle child failed)")
         }
         let idleSeconds = Self.seconds(since: idleStart)
         // 1 s: let the server finish the hellos' work and the allocator settle before reading RSS.
         Thread.sleep(forTimeInterval: options.idle > 0 ? 1 : 0)
         let rssAfter = serverPID.flatMap { ServerProcess.residentKB(pid: $0) }
-        let idleConnected = on(idleLoop) { fleet.connected }
+        let idleConnected = fleet.connected
 
         // 2. Pair devices: connect, hello, wait for caughtUp (earlier runs' backlog replayed).
         let pairs: [BenchPair] = on(pairLoop) { [self] in
@@ -192,7 +187,9 @@ final class SignalingRun {
         let cpuTicks0 = serverPID.flatMap { ServerProcess.cpuTicks(pid: $0) }
         let wait0 = serverPID.flatMap { ServerProcess.runQueueWaitNanos(pid: $0) }
         let ownCPU0 = ServerProcess.ownCPUSeconds()
-        let idle0 = on(idleLoop) { [self] in idleMetrics.counts }
+        let idle0 = fleet.counts
+        let childPIDs = fleet.childPIDs
+        let childTicks0 = childPIDs.compactMap { ServerProcess.cpuTicks(pid: $0) }
         let pair0 = on(pairLoop) { [self] () -> BenchMetrics.Counts in
             pairMetrics.resetSamples()
             pairMetrics.measuring = true
@@ -204,7 +201,8 @@ final class SignalingRun {
             pairMetrics.measuring = false
             return pairMetrics.counts
         }
-        let idle1 = on(idleLoop) { [self] in idleMetrics.counts }
+        let idle1 = fleet.counts
+        let childTicks1 = childPIDs.compactMap { ServerProcess.cpuTicks(pid: $0) }
         let window = Self.seconds(since: windowStart)
         let cpuTicks1 = serverPID.flatMap { ServerProcess.cpuTicks(pid: $0) }
         let wait1 = serverPID.flatMap { ServerProcess.runQueueWaitNanos(pid: $0) }
@@ -217,19 +215,16 @@ final class SignalingRun {
             notes.append("some setups were still in flight at the end")
         }
         let rssEnd = serverPID.flatMap { ServerProcess.residentKB(pid: $0) }
-        let dropped = on(idleLoop) { fleet.droppedAfterConnect }
-        let failed = on(idleLoop) { fleet.failed }
+        let dropped = fleet.dropped
+        let failed = fleet.failed
+        let idleErrors = fleet.errors
+        let childConnectSeconds = fleet.childConnectSeconds
         let notConnected = max(0, options.idle - idleConnected - failed)
         on(pairLoop) {
             pairHeartbeat.stop()
             pairDevices.forEach { $0.close() }
         }
-        on(idleLoop) {
-            idleHeartbeat.stop()
-            fleet.closeAll()
-        }
-        // 1 s for the closing handshakes, so the server logs clean closes rather than resets.
-        Thread.sleep(forTimeInterval: 1)
+        notes += fleet.stop()
 
         // Everything the loops' callbacks reach stays alive until the sockets are closed.
         withExtendedLifetime((fleet, pairs, pairDevices, pairConnector)) {}
@@ -238,7 +233,7 @@ final class SignalingRun {
                                           pairMetrics.expectedRejections, pairMetrics.errors,
                                           pairMetrics.rejectionExamples) }
         var errors = m.4
-        for (key, value) in on(idleLoop, { [self] in idleMetrics.errors }) { errors[key, default: 0] += value }
+        for (key, value) in idleErrors { errors[key, default: 0] += value }
         let latencies = Stage.allCases.map { stage in
             BenchmarkReport.StageFigures(stage: stage.rawValue, latency: m.0[stage]?.summary()
                 ?? LatencySummary(count: 0, p50: 0, p95: 0, p99: 0, max: 0))
@@ -247,9 +242,16 @@ final class SignalingRun {
         if let before = rssBefore, let after = rssAfter, idleConnected > 0 {
             perConnection = Double(after - before) / Double(idleConnected)
         }
+        var childrenCPU: Double?
+        if !childPIDs.isEmpty, childTicks0.count == childPIDs.count, childTicks1.count == childPIDs.count {
+            let ticks: Int = zip(childTicks1, childTicks0).map { $0 - $1 }.reduce(0, +)
+            childrenCPU = Double(ticks) / ServerProcess.ticksPerSecond / window
+        }
         return BenchmarkReport(
             url: options.url, startedAt: startedAt, idleRequested: options.idle, idleConnected: idleConnected,
             idleFailed: failed, idleNotConnectedInTime: notConnected, idleDroppedDuringRun: dropped, idleConnectSeconds: idleSeconds,
+            idleProcesses: childConnectSeconds.count, idleChildConnectSeconds: childConnectSeconds,
+            idleChildrenCPUCores: childrenCPU,
             pairs: options.pairs, calleeDevices: options.calleeDevices, pairDevicesConnected: pairConnected, pairConnectSeconds: pairConnectSeconds,
             warmupSeconds: options.warmupSeconds, measuredSeconds: window,
             setupsCompleted: d.setupsCompleted, setupsPerSecond: Double(d.setupsCompleted) / window,

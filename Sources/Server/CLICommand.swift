@@ -6,6 +6,8 @@ public enum CLICommand: Equatable, Sendable {
     case help(CLIHelpTopic)
     /// `bench signaling …`: the arguments after the benchmark's name, parsed by the benchmark.
     case benchSignaling([String])
+    /// `bench idle-fleet …` (hidden): one child of `bench signaling --idle-processes K`.
+    case benchIdleFleet([String])
 }
 
 /// Help pages: `switchboard help [topic]` or `<subcommand> --help`.

@@ -15,8 +15,11 @@ public enum CLIParser {
         case "bench":
             guard let which = rest.first else { return .help(.bench) }
             if isHelp([which]) { return .help(.bench) }
-            guard which == "signaling" else { throw .unknownSubcommand("bench \(which)") }
-            return .benchSignaling(Array(rest.dropFirst()))
+            switch which {
+            case "signaling": return .benchSignaling(Array(rest.dropFirst()))
+            case "idle-fleet": return .benchIdleFleet(Array(rest.dropFirst()))
+            default: throw .unknownSubcommand("bench \(which)")
+            }
         case "version", "--version":
             if isHelp(rest) { return .help(.version) }
             if let extra = rest.first { throw .unexpectedArgument(extra, subcommand: "version") }

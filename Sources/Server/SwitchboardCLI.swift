@@ -72,6 +72,8 @@ public enum SwitchboardCLI {
             return 0
         case .benchSignaling(let arguments):
             return SignalingBenchmark.main(arguments)
+        case .benchIdleFleet(let arguments):
+            return IdleFleetChild.main(arguments)
         case .serve(let options):
             let config: ServerConfig
             do {

@@ -75,6 +75,7 @@ final class CLIParserTests: XCTestCase {
         XCTAssertEqual(try parse("help bench"), .help(.bench))
         XCTAssertEqual(try parse("bench signaling --pairs 5 --idle=0"), .benchSignaling(["--pairs", "5", "--idle=0"]))
         assertError(["bench", "teleport"], .unknownSubcommand("bench teleport"))
+        XCTAssertEqual(try parse("bench idle-fleet --count 5"), .benchIdleFleet(["--count", "5"]))
         assertError(["help", "general"], .unknownSubcommand("general"))
         assertError(["version", "x"], .unexpectedArgument("x", subcommand: "version"))
     }

@@ -1,0 +1,132 @@
+import Auth
+import Foundation
+import IO
+
+/// `switchboard bench idle-fleet`: one child of `bench signaling --idle-processes K`. Holds
+/// its share of the idle devices (an ``IdleFleet`` with the protocol's 15 s heartbeat) on
+/// its own GLib context, so no client loop iterates all 10,000 sockets (docs/benchmarks.md,
+/// "Idle fleet in child processes"), and reports progress as ``IdleChildMessage`` lines.
+///
+/// Lifetime: stdin is a pipe from the parent. Its first line is the token secret; its EOF
+/// (the parent closed it, or the parent died and the kernel closed it) closes every device
+/// and exits. A 1 s check of getppid() backs this up: a reparented child exits at once, so
+/// no orphan outlives a crashed benchmark.
+public enum IdleFleetChild {
+    /// 250 ms: the parent polls every 50 ms; 4 lines/s per child is negligible CPU.
+    static let reportIntervalMs: Int64 = 250
+    /// Exit status: 0 done, 1 could not run, 2 bad flags.
+    public static func main(_ args: [String]) -> Int32 {
+        if args.contains("--help") || args.contains("-h") {
+            print(IdleFleetChildOptions.usage)
+            return 0
+        }
+        let options: IdleFleetChildOptions
+        do {
+            options = try IdleFleetChildOptions.parse(args)
+        } catch {
+            FileHandle.standardError.write(Data("switchboard bench idle-fleet: \(error)\n\(IdleFleetChildOptions.usage)\n".utf8))
+            return 2
+        }
+        let parent = getppid()
+        // EPIPE as an error, not a signal: a parent that died closed our stdout.
+        signal(SIGPIPE, SIG_IGN)
+        guard let secretLine = readLine(strippingNewline: true), let secret = BenchmarkSecret.decode(secretLine) else {
+            FileHandle.standardError.write(Data("switchboard bench idle-fleet: no token secret on stdin\n".utf8))
+            return 1
+        }
+        _ = raiseFileDescriptorLimit()
+        let signer = TokenSigner(secret: secret)
+        let loop = EventLoop(name: "idle-child")
+        let metrics = BenchMetrics()
+        loop.start()
+        let fleet = IdleFleet(loop: loop, metrics: metrics, url: options.url, total: options.count, rate: options.connectRate,
+                              maxInFlight: options.maxInFlight) { k in
+            let account = "bench-i-\(options.offset + k)"
+            let now = EventLoop.wallClockMilliseconds() / 1000
+            // 2 h + 1 h: outlives connecting plus the longest allowed run (BenchmarkOptions.maxDurationSeconds).
+            let token = (try? TokenClaims(account: account, device: "d0", issuedAt: now, expiresAt: now + 7_200 + 3_600))
+                .map { signer.mint($0) } ?? ""
+            return BenchDevice(account: account, device: "d0", token: token, loop: loop, metrics: metrics)
+        }
+        let heartbeat = Heartbeat(loop: loop) { fleet.devices }
+        let reporter = ProgressReporter(loop: loop, fleet: fleet, metrics: metrics)
+        loop.execute {
+            heartbeat.start()
+            reporter.start()
+            fleet.connectAll { reporter.settled() }
+        }
+
+        // Stdin EOF (or a read error) = stop. Anything after the secret line is ignored.
+        let stop = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            while readLine() != nil {}
+            stop.signal()
+        }
+        while stop.wait(timeout: .now() + 1) == .timedOut {
+            if getppid() != parent { exit(0) }
+        }
+        let closed = DispatchSemaphore(value: 0)
+        loop.execute {
+            heartbeat.stop()
+            reporter.stop()
+            fleet.stopConnecting()
+            fleet.closeAll()
+            closed.signal()
+        }
+        _ = closed.wait(timeout: .now() + 2)
+        // 500 ms for the closing handshakes to leave, so the server logs clean closes.
+        Thread.sleep(forTimeInterval: 0.5)
+        withExtendedLifetime((fleet, heartbeat, reporter)) {}
+        exit(0)
+    }
+}
+
+/// Writes the fleet's state as a line on stdout when it changed, every 250 ms, and at once
+/// when the fleet settles. Runs on the fleet's loop.
+final class ProgressReporter {
+    private let loop: EventLoop
+    private let fleet: IdleFleet
+    private let metrics: BenchMetrics
+    private let startMicros = EventLoop.monotonicMicroseconds()
+    private var connectSeconds: Double?
+    private var last: IdleChildMessage?
+    private var stopped = false
+
+    init(loop: EventLoop, fleet: IdleFleet, metrics: BenchMetrics) {
+        self.loop = loop
+        self.fleet = fleet
+        self.metrics = metrics
+    }
+
+    func start() {
+        report()
+        loop.schedule(afterMilliseconds: IdleFleetChild.reportIntervalMs) { [self] in
+            guard !stopped else { return }
+            start()
+        }
+    }
+
+    func settled() {
+        connectSeconds = Double(EventLoop.monotonicMicroseconds() - startMicros) / 1_000_000
+        report()
+    }
+
+    func stop() { stopped = true }
+
+    private func report() {
+        let message = IdleChildMessage(connected: fleet.connected, failed: fleet.failed, dropped: fleet.droppedAfterConnect,
+                                       settled: connectSeconds != nil, connectSeconds: connectSeconds, errors: metrics.errors)
+        guard message != last else { return }
+        last = message
+        // write(2), not FileHandle (which traps on EPIPE): a closed stdout means the parent
+        // is gone, and the child ends as on stdin EOF.
+        let bytes = Array((message.line() + "\n").utf8)
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes[sent...].withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { exit(0) }
+            sent += n
+        }
+    }
+}

@@ -1,0 +1,87 @@
+@testable import Bench
+import Foundation
+import XCTest
+
+/// `bench signaling --idle-processes 2` against the real server binary: the idle devices
+/// live in two `switchboard bench idle-fleet` children, the setups run in this process.
+final class IdleFleetEndToEndTests: XCTestCase {
+    func testIdleDevicesInTwoChildrenThenNoChildLeft() throws {
+        let server = try BenchServer()
+        var options = BenchmarkOptions()
+        options.url = server.url
+        options.secret = "unused: the run gets the bytes"
+        options.idle = 40
+        options.idleProcesses = 2
+        options.pairs = 2
+        options.calleeDevices = 2
+        options.durationSeconds = 2
+        options.warmupSeconds = 0.5
+        options.connectRate = 400
+        options.serverPID = server.process.processIdentifier
+        options.idleChildExecutable = BenchServer.binary.path
+        let report = SignalingRun(options: options, secret: BenchServer.secret).run()
+
+        XCTAssertEqual(report.idleProcesses, 2)
+        XCTAssertEqual(report.idleConnected, 40, "notes: \(report.notes), errors: \(report.errors)")
+        XCTAssertEqual(report.idleFailed, 0)
+        XCTAssertEqual(report.idleDroppedDuringRun, 0)
+        XCTAssertEqual(report.idleChildConnectSeconds.count, 2)
+        XCTAssertTrue(report.idleChildConnectSeconds.allSatisfy { $0 != nil }, "both children settled")
+        XCTAssertEqual(report.pairDevicesConnected, 2 * 3)
+        XCTAssertGreaterThan(report.setupsCompleted, 0)
+        XCTAssertEqual(report.errorCount, 0, "\(report.errors)")
+        XCTAssertFalse(report.notes.contains { $0.contains("idle child") }, "every child exited 0 on stdin EOF: \(report.notes)")
+        XCTAssertNotNil(report.idleChildrenCPUCores)
+        XCTAssertTrue(report.text.contains("idle processes: 2"))
+        XCTAssertEqual(idleFleetProcesses(), [], "no idle child survives the run")
+    }
+
+    /// A child whose parent goes away without closing anything: the kernel closes the stdin
+    /// pipe, the child sees EOF and exits (here: the parent's handle is dropped, which closes
+    /// stdin; SIGKILL of a whole benchmark closes it the same way).
+    func testChildExitsWhenItsStdinCloses() throws {
+        let server = try BenchServer()
+        let child = IdleChildProcess(index: 0, count: 5, offset: 1_000)
+        try child.spawn(executable: BenchServer.binary.path, url: server.url, connectRate: 100, maxInFlight: 2,
+                        secret: BenchServer.secret)
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while child.status.latest?.settled != true, !child.status.outputClosed, Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        XCTAssertEqual(child.status.latest?.connected, 5)
+        XCTAssertNil(child.status.protocolError)
+        XCTAssertEqual(idleFleetProcesses(), [child.pid])
+        XCTAssertEqual(child.terminate(), "exit 0", "EOF on stdin alone ends the child")
+        XCTAssertEqual(idleFleetProcesses(), [])
+    }
+
+    /// SIGKILL of the whole benchmark (no cleanup code runs): its children see EOF on the
+    /// stdin pipe the kernel closed, and exit; none is left holding sockets.
+    func testNoOrphanAfterTheBenchmarkIsKilled() throws {
+        let server = try BenchServer()
+        let secretFile = server.directory.appendingPathComponent("secret")
+        try BenchServer.secretText.write(to: secretFile, atomically: true, encoding: .utf8)
+        let bench = Process()
+        bench.executableURL = BenchServer.binary
+        bench.arguments = ["bench", "signaling", "--url", server.url, "--secret-file", secretFile.path, "--idle", "20",
+                           "--idle-processes", "2", "--pairs", "1", "--duration", "60", "--server-pid",
+                           "\(server.process.processIdentifier)"]
+        bench.standardOutput = FileHandle.nullDevice
+        try bench.run()
+        var children: [Int32] = []
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while children.count < 2, Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+            children = idleFleetProcesses(parent: bench.processIdentifier)
+        }
+        XCTAssertEqual(children.count, 2, "the benchmark started two idle children")
+        kill(bench.processIdentifier, SIGKILL)
+        bench.waitUntilExit()
+        let gone = Date(timeIntervalSinceNow: 10)
+        while !idleFleetProcesses(parent: nil, containing: server.url, zombies: false).isEmpty, Date() < gone {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        XCTAssertEqual(idleFleetProcesses(parent: nil, containing: server.url, zombies: false), [],
+                       "no idle child outlives a killed benchmark")
+    }
+}
