@@ -3,12 +3,13 @@ import IO
 /// Opens device connections at a bounded rate with a bounded number of handshakes in
 /// flight (TCP connect + WebSocket upgrade + hello → welcome). Runs on one event loop.
 ///
-/// The in-flight bound matters more than the rate: the server's listening socket has the
-/// GLib default backlog of 10 (GSocket "listen-backlog"; soup_server_listen does not raise
-/// it), so more than ~10 simultaneous SYNs overflow the accept queue and the kernel drops
-/// them (TcpExtListenOverflows); the client then retries after 1 s, 3 s, 7 s …
+/// The in-flight bound matters more than the rate. libsoup's `soup_server_listen` leaves
+/// GSocket's default backlog of 10, and a server with it drops SYNs beyond ~10 simultaneous
+/// handshakes (TcpExtListenOverflows; clients retry after 1 s, 3 s, 7 s …). Switchboard's own
+/// listener asks for 4096 (`HTTPServerShard.listenBacklog`), but the bench keeps the bound
+/// that is safe against any libsoup-default server.
 final class ConnectThrottle {
-    /// 8: below the server's listen backlog of 10, with room for other clients.
+    /// 8: below a libsoup-default listen backlog of 10, with room for other clients.
     static let defaultMaxInFlight = 8
 
     private let loop: EventLoop
