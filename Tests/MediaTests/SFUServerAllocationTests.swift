@@ -33,7 +33,9 @@ final class AllocationLedger {
         }
         loop.onRTCP = { [self] loop, session, bytes, now in
             let before = sb_alloc_count_read()
+            sb_alloc_backtrace_this_thread(true)
             rtcpHandler(loop, session, bytes, now)
+            sb_alloc_backtrace_this_thread(false)
             rtcp &+= sb_alloc_count_read() &- before
             rtcpCalls &+= 1
         }
@@ -63,6 +65,7 @@ final class SFUServerAllocationTests: XCTestCase {
         var rtpInputs: UInt64
         var rtpAllocations: UInt64
         var rtcpInputs: UInt64
+        var rtcpAllocations: UInt64
         var total: UInt64
     }
 
@@ -70,12 +73,20 @@ final class SFUServerAllocationTests: XCTestCase {
     /// protect, sendmmsg queue — allocates nothing with AES-CM-HMAC-SHA1-80. Before libsrtp2 ran
     /// on the OpenSSL types (`CSRTPCrypto`), NSS allocated 14 times per SRTP call here (PK11
     /// contexts for AES-CTR and HMAC-SHA1 per packet).
+    ///
+    /// The RTCP handler — SRTCP unprotect, compound walk (`RTCPCompoundReader`), SR and NACK
+    /// handling, NACK answering with the resends' rewrite, SRTP protect and send — allocates
+    /// nothing either. Before (debug build) it made ≈ 11 allocations per RTCP input: arrays of
+    /// parsed packets, the expanded NACK, the responder's decisions, and unspecialized
+    /// `IndexingIterator` / `firstIndex(where:)` in `for … in` loops.
     func testForwardingPathAllocatesNothingWithAESCM() throws {
         try SRTPLibrary.ensureInitialized()
         XCTAssertTrue(SRTPLibrary.usesOpenSSLCrypto, "libsrtp2 must run on the OpenSSL types (unset SWITCHBOARD_SRTP_NSS)")
         let figures = try measureRoom(profiles: [.aes128CMHMACSHA180])
         XCTAssertGreaterThan(figures.rtpInputs, 0)
         XCTAssertEqual(figures.rtpAllocations, 0, "allocations in the RTP forwarding handler (AES-CM)")
+        XCTAssertGreaterThan(figures.rtcpInputs, 0)
+        XCTAssertEqual(figures.rtcpAllocations, 0, "allocations in the RTCP handler (AES-CM)")
     }
 
     /// AES-GCM (what browsers pick): zero as well. Through NSS it was 5 per SRTP call (a
@@ -87,6 +98,8 @@ final class SFUServerAllocationTests: XCTestCase {
         let figures = try measureRoom(profiles: [.aeadAES128GCM])
         XCTAssertGreaterThan(figures.rtpInputs, 0)
         XCTAssertEqual(figures.rtpAllocations, 0, "allocations in the RTP forwarding handler (GCM)")
+        XCTAssertGreaterThan(figures.rtcpInputs, 0)
+        XCTAssertEqual(figures.rtcpAllocations, 0, "allocations in the RTCP handler (GCM)")
     }
 
     func measureRoom(profiles: [DTLSSRTPProfile]) throws -> Figures {
@@ -195,6 +208,6 @@ final class SFUServerAllocationTests: XCTestCase {
         XCTAssertGreaterThan(resent, 0, "NACKs were answered while counting")
         XCTAssertGreaterThan(counts.3, 0, "RTCP was handled while counting")
         return Figures(forwarded: forwarded, resent: resent, rtpInputs: counts.1, rtpAllocations: counts.0,
-                       rtcpInputs: counts.3, total: total)
+                       rtcpInputs: counts.3, rtcpAllocations: counts.2, total: total)
     }
 }
