@@ -41,11 +41,32 @@ final class AllocationLedger {
         }
         loop.onTimer = { [self] loop, now in
             let before = sb_alloc_count_read()
+            sb_alloc_backtrace_this_thread(true)
             let next = timerHandler(loop, now)
+            sb_alloc_backtrace_this_thread(false)
             timer &+= sb_alloc_count_read() &- before
             timerCalls &+= 1
             return next
         }
+    }
+}
+
+extension BenchReceiver {
+    /// What a browser sends about its downlink about once a second: an RR with a report
+    /// block per received stream (loss, LSR/DLSR for the RTT) and a REMB (RFC 3550 §6.4.2,
+    /// draft-alvestrand-rmcat-remb-03).
+    func sendReceiverReportAndREMB() throws {
+        let ssrcs = streams.keys.sorted()
+        let blocks = ssrcs.map {
+            RTCPReportBlock(ssrc: $0, fractionLost: 0, cumulativeLost: 0, extendedHighestSequenceNumber: 1_000, jitter: 30,
+                            lastSenderReport: 0, delaySinceLastSenderReport: 0)
+        }
+        var packet = try RTCPCompound.serialize([
+            .receiverReport(RTCPReceiverReport(ssrc: client.ssrc, reportBlocks: blocks)),
+        ])
+        packet.reserveCapacity(packet.count + 32)
+        try srtp.protectRTCP(&packet)
+        client.send(packet)
     }
 }
 
@@ -55,7 +76,7 @@ final class AllocationLedger {
 /// A warm room (1 publisher with audio + VP8 video with RTX, 3 subscribers, real UDP, DTLS,
 /// SRTP GCM or AES-CM) forwards ≥ 5,000 packets while every subscriber drops 5 % (seeded) and NACKs
 /// them, so NACK answering (RTX for video, the original for audio) and RTCP run too; the
-/// publisher sends a sender report every 100 cycles. The loop thread counts its allocations
+/// publisher sends a sender report and each subscriber an RR with REMB every 100 cycles. The loop thread counts its allocations
 /// (`sb_alloc_count_enable_this_thread` through `loop.perform`) and each handler's share is
 /// measured around it.
 final class SFUServerAllocationTests: XCTestCase {
@@ -160,6 +181,9 @@ final class SFUServerAllocationTests: XCTestCase {
                 }
                 for receiver in receivers { receiver.drain(measureFrom: 0, latencies: &latencies) }
                 for receiver in receivers { try receiver.sendNACKs(now: monotonicNanoseconds()) }
+                if cycle % 100 == 25 {
+                    for receiver in receivers { try receiver.sendReceiverReportAndREMB() }
+                }
                 usleep(200)  // ~2 inputs per 0.3 ms: the loop sees single packets, as in a call
             }
             // Let the last NACK answers and reports go out.
