@@ -161,21 +161,31 @@ extension Router {
         return publishesVideo || receivesVideo ? config.videoReportInterval : config.audioReportInterval
     }
 
+    /// Keyframe requests whose throttle window has passed, as PLI or FIR per the track's
+    /// negotiation; the rest stay queued. The queue is compacted in place, so an RTCP input
+    /// while a request waits out its window allocates nothing (issue 3).
     func takeDueKeyframeRequests(now: Int64) -> [(participant: ParticipantID, packet: RTCPPacket)] {
         var due: [(ParticipantID, RTCPPacket)] = []
-        var waiting: [(publisher: ParticipantID, stream: InboundStream)] = []
-        for entry in pendingKeyframeStreams {
+        var kept = 0
+        var index = 0
+        while index < pendingKeyframeStreams.count {
+            let entry = pendingKeyframeStreams[index]
+            index += 1
             let stream = entry.stream
             guard stream.keyframeRequests.pending, let ssrc = stream.ssrc,
                   let publisher = participants[entry.publisher],
                   let track = inbound[Self.key(entry.publisher, ssrc)]?.track
             else {
                 // Answered by a keyframe, SSRC not learned yet, or gone: keep only the unlearned.
-                if stream.keyframeRequests.pending, stream.ssrc == nil { waiting.append(entry) }
+                if stream.keyframeRequests.pending, stream.ssrc == nil {
+                    pendingKeyframeStreams[kept] = entry
+                    kept += 1
+                }
                 continue
             }
             if let last = stream.keyframeRequests.lastSentAt, now - last < config.keyframeRequestInterval {
-                waiting.append(entry)
+                pendingKeyframeStreams[kept] = entry
+                kept += 1
                 continue
             }
             stream.keyframeRequests.pending = false
@@ -191,7 +201,7 @@ extension Router {
                     entries: [.init(ssrc: ssrc, sequenceNumber: stream.keyframeRequests.firSequence)]))))
             }
         }
-        pendingKeyframeStreams = waiting
+        pendingKeyframeStreams.removeLast(pendingKeyframeStreams.count - kept)
         return due
     }
 
