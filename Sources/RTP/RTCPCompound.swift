@@ -1,15 +1,7 @@
-/// Parses an RTCP compound packet (RFC 3550 §6.1) into typed packets.
-///
-/// Common header of every packet (RFC 3550 §6.4.1):
-/// ```
-///  0                   1                   2                   3
-///  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
-/// +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-/// |V=2|P|  RC/FMT |       PT      |    length (32-bit words - 1)  |
-/// +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-/// ```
-/// Compound validity rules of RFC 3550 §A.2 (first packet SR/RR, padding only on the last)
-/// are not enforced: RFC 5506 reduced-size RTCP is legal in WebRTC. Unknown packet types and
+/// Parses an RTCP compound packet (RFC 3550 §6.1) into owning, typed packets: the framing
+/// of `RTCPCompoundReader` (common header diagram there), the in-place decoding of
+/// `RTCPPacketView.decoded()`, copied into values. Compound validity rules of RFC 3550 §A.2
+/// are not enforced (RFC 5506 reduced-size RTCP is legal in WebRTC). Unknown packet types and
 /// unknown feedback formats are returned as `.opaque`.
 public enum RTCPCompound {
     /// Parses every packet in `buffer` into owning values (allocates; the SFU's per-packet
@@ -29,10 +21,6 @@ public enum RTCPCompound {
             do throws(RTCPError) { return .success(try parse(buffer)) } catch { return .failure(error) }
         }
         return try result.get()
-    }
-
-    static func parsePacket(type: UInt8, count: UInt8, body: UnsafeRawBufferPointer) throws(RTCPError) -> RTCPPacket {
-        try parsePacket(RTCPPacketView(packetType: type, countOrFormat: count, body: body))
     }
 
     /// The owning value of one packet: the in-place decode (`RTCPPacketView.decoded()`)
@@ -87,10 +75,6 @@ public enum RTCPCompound {
         default:
             return .opaque(RTCPOpaquePacket(packetType: type, countOrFormat: count, body: Array(body)))
         }
-    }
-
-    static func reportBlocks(_ body: UnsafeRawBufferPointer, at start: Int, count: Int) -> [RTCPReportBlock] {
-        RTCPReportBlocksView(body: body, start: start, count: count).all
     }
 
     /// SDES chunks: SSRC, then items (type, length, value) until a null type octet, then

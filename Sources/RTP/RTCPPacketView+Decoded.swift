@@ -1,3 +1,4 @@
+// RFC 3550 §6.4 (SR/RR), RFC 4585 §6.2-6.3 (NACK, PLI), RFC 5104 §4.3.1 (FIR).
 /// Borrowed, validated views of the RTCP packets the SFU acts on, decoded in place from an
 /// `RTCPPacketView` (no arrays: lists are read by index). `RTCPCompound.parse` builds the
 /// owning `RTCPPacket` values from these same views, so both agree on what is malformed.
