@@ -151,7 +151,11 @@ extension SFUServer {
         pendingRetransmissions.removeAll(keepingCapacity: true)
         router.takeRetransmissions(into: &pendingRetransmissions)
         let now = Self.monotonicMicroseconds()
-        for pending in pendingRetransmissions {
+        // Index loop: generic iteration allocates in debug builds (issue 3, NACK path).
+        var index = 0
+        while index < pendingRetransmissions.count {
+            let pending = pendingRetransmissions[index]
+            index += 1
             let raw = Int(pending.subscriber.raw)
             guard raw < slots.count, let subscriber = slots[raw], let outbound = subscriber.srtp else { continue }
             do {

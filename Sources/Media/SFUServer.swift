@@ -55,7 +55,11 @@ public final class SFUServer {
     /// transport-cc element) — `MediaLoopConfiguration.maxDatagramSize` bounds inputs.
     /// Subscribers' NACK answers drained from the router; reused, so answering allocates
     /// nothing once it has grown to the largest NACK seen.
-    var pendingRetransmissions: [PendingRetransmission] = []
+    var pendingRetransmissions: [PendingRetransmission] = {
+        var pending: [PendingRetransmission] = []
+        pending.reserveCapacity(Router.nackScratchCapacity)
+        return pending
+    }()
     /// Subscribers with probe padding due (reused per timer tick).
     var probing: [ParticipantID] = []
     let scratch: UnsafeMutableRawBufferPointer

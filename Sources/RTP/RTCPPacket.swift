@@ -1,6 +1,7 @@
 /// One RTCP packet out of a compound packet (RFC 3550 §6, RFC 4585 §6, RFC 5104 §4.3).
 ///
-/// Control traffic is low-rate, so these are owning value types (arrays allowed).
+/// Control traffic is low-rate, so these are owning value types (arrays allowed); the SFU's
+/// per-packet path reads borrowed views instead (`RTCPCompoundReader`, `RTCPPacketView`).
 /// Anything not understood is kept as `.opaque`, never rejected.
 public enum RTCPPacket: Equatable, Sendable {
     case senderReport(RTCPSenderReport)

@@ -58,11 +58,20 @@ extension Router {
     /// publisher's `controlSSRC`, named by the stream's media SSRC.
     func takeDueNACKs(now: Int64) -> [(participant: ParticipantID, packet: RTCPPacket)] {
         var due: [(ParticipantID, RTCPPacket)] = []
+        // Index loops over arrays (no `for in`, no `first`): they allocate per call in debug
+        // builds, and this runs per tick (issue 3).
         for state in participants.values {
-            for trackID in state.publishOrder {
+            var trackIndex = 0
+            while trackIndex < state.publishOrder.count {
+                let trackID = state.publishOrder[trackIndex]
+                trackIndex += 1
                 guard let track = state.published[trackID], track.kind == .video else { continue }
-                let clockRate = track.description.codecs.first?.clockRate ?? 90000
-                for stream in track.streams {
+                let codecs = track.description.codecs
+                let clockRate = codecs.isEmpty ? 90000 : codecs[0].clockRate
+                var streamIndex = 0
+                while streamIndex < track.streams.count {
+                    let stream = track.streams[streamIndex]
+                    streamIndex += 1
                     guard let ssrc = stream.ssrc, stream.nacks != nil else { continue }
                     let jitter = NackGenerator.jitterMicroseconds(stream.hot.reception.jitter, clockRate: clockRate)
                     if let nack = stream.nacks?.makeNACK(senderSSRC: state.controlSSRC, mediaSSRC: ssrc, now: now, rtt: state.rtt, jitter: jitter) {

@@ -149,8 +149,15 @@ public struct NackGenerator: Sendable {
     /// - Parameter jitter: the stream's RFC 3550 interarrival jitter in µs (nil: unknown).
     public func reorderWait(now: Int64, jitter: Int64?) -> Int64 {
         var observed: Int64 = 0
-        for sample in samples where sample.at != Int64.min && now - sample.at <= Self.reorderSampleLifetime {
-            observed = max(observed, sample.lateness)
+        // Index loop, no `for in`: unspecialized in debug builds, `IndexingIterator.next()`
+        // allocates per element (32 per stream per tick here; issue 3).
+        var index = 0
+        while index < samples.count {
+            let sample = samples[index]
+            index += 1
+            if sample.at != Int64.min && now - sample.at <= Self.reorderSampleLifetime {
+                observed = max(observed, sample.lateness)
+            }
         }
         let divisor = max(config.observedReorderMarginDivisor, 1)
         let wanted = max(config.jitterMultiplier * max(jitter ?? 0, 0), observed + observed / divisor)

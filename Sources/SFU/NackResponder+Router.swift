@@ -96,15 +96,22 @@ extension Router {
     }
 
     /// Answers a subscriber's NACK (already routed by its media SSRC to `subscription`).
-    func answerNACK(_ nack: RTCPGenericNACK, subscription: Subscription, subscriber: ParticipantState, now: Int64) {
+    /// Sequence numbers and decisions go through the router's reused scratch arrays, so this
+    /// allocates nothing once they and `pendingRetransmissions` reached their working size.
+    func answerNACK(_ nack: RTCPGenericNACKView, subscription: Subscription, subscriber: ParticipantState, now: Int64) {
+        nackSequenceNumbers.removeAll(keepingCapacity: true)
+        nack.appendSequenceNumbers(to: &nackSequenceNumbers)
+        subscription.nackedPackets += UInt64(nackSequenceNumbers.count)
         guard let slot = subscription.slot else { return }
         let repair = subscription.repair ?? makeRepair(for: subscription, subscriber: subscriber)
         subscription.repair = repair
-        var decided: [Retransmission] = []
+        nackDecisions.removeAll(keepingCapacity: true)
         let lookup = SubscriptionRetransmissions(log: slot.sent, track: subscription.track)
-        repair.responder.respond(to: nack.sequenceNumbers, lookup: lookup, now: now, rtt: subscription.rtt ?? subscriber.rtt, into: &decided)
-        for item in decided {
-            pendingRetransmissions.append(PendingRetransmission(subscriber: subscriber.id, ssrc: subscription.outgoingSSRC, retransmission: item))
+        repair.responder.respond(to: nackSequenceNumbers, lookup: lookup, now: now, rtt: subscription.rtt ?? subscriber.rtt, into: &nackDecisions)
+        var index = 0
+        while index < nackDecisions.count {
+            pendingRetransmissions.append(PendingRetransmission(subscriber: subscriber.id, ssrc: subscription.outgoingSSRC, retransmission: nackDecisions[index]))
+            index += 1
         }
     }
 

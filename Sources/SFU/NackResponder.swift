@@ -19,7 +19,12 @@ public struct RTXConfiguration: Equatable, Sendable {
 
     /// RTX payload type for a media payload type, nil when that codec has no RTX.
     public func rtxPayloadType(for payloadType: UInt8) -> UInt8? {
-        for pair in payloadTypes where pair.apt == payloadType { return pair.rtx }
+        // Index loop: generic iteration allocates in debug builds (issue 3, NACK path).
+        var index = 0
+        while index < payloadTypes.count {
+            if payloadTypes[index].apt == payloadType { return payloadTypes[index].rtx }
+            index += 1
+        }
         return nil
     }
 }
@@ -126,7 +131,11 @@ public struct NackResponder: Sendable {
     ///   - rtt: this subscriber's RTT, µs (nil: `defaultRTT`).
     mutating func respond(to sequenceNumbers: [UInt16], lookup: some RetransmissionLookup, now: Int64, rtt: Int64?, into out: inout [Retransmission]) {
         let interval = Self.resendInterval(rtt: rtt)
-        for seq in sequenceNumbers {
+        // Index loop, no `for in`: generic iteration allocates in debug builds (issue 3).
+        var index = 0
+        while index < sequenceNumbers.count {
+            let seq = sequenceNumbers[index]
+            index += 1
             stats.requested &+= 1
             switch lookup.presence(of: seq, now: now) {
             case .missing:

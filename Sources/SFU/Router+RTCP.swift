@@ -14,54 +14,75 @@ extension Router {
     /// - Parameters:
     ///   - now: arrival time, monotonic µs.
     ///   - ntp: wall clock at arrival (for RTT from LSR/DLSR).
+    ///
+    /// Walks the compound in place (`RTCPCompoundReader`, `RTCPPacketView.decoded()`) and
+    /// loops by index: in steady state this allocates nothing per packet (issue 3,
+    /// `SFUServerAllocationTests`), except transport-cc feedback, whose decoder builds arrays.
     public func handleRTCP(from participant: ParticipantID, packet: UnsafeRawBufferPointer, now: Int64, ntp: NTPTime) throws(RTCPError) -> [OutgoingRTCP] {
         guard let state = participants[participant] else { return [] }
-        let packets: [RTCPPacket]
-        do { packets = try RTCPCompound.parse(packet) } catch {
+        // Two passes over the bytes (no copies): a malformed compound is refused whole,
+        // before any of it is acted on.
+        do {
+            var check = RTCPCompoundReader(packet)
+            while let view = try check.next() { _ = try view.decoded() }
+        } catch {
             state.malformedRTCP += 1
             throw error
         }
         state.rtcpPackets += 1
-        for item in packets {
-            switch item {
-            case .senderReport(let report):
-                if let route = inbound[Self.key(participant, report.ssrc)], !route.isRTX {
-                    route.stream.lastSenderReport = (NTPTime(raw: report.ntpTimestamp).middle32, now)
-                    route.stream.hot.rtpAnchor = (report.rtpTimestamp, now)
-                    route.stream.hot.anchorFromSenderReport = true
-                }
-                consume(report.reportBlocks, from: state, now: now, ntp: ntp)
-            case .receiverReport(let report):
-                consume(report.reportBlocks, from: state, now: now, ntp: ntp)
-            case .nack(let nack):
-                if let subscription = state.subscriptions[nack.mediaSSRC] {
-                    subscription.nackedPackets += UInt64(nack.sequenceNumbers.count)
-                    answerNACK(nack, subscription: subscription, subscriber: state, now: now)
-                } else {
-                    state.unknownFeedbackSSRC += 1
-                }
-            case .pictureLossIndication(let pli):
-                keyframeWanted(by: state, mediaSSRC: pli.mediaSSRC)
-            case .fullIntraRequest(let fir):
-                for entry in fir.entries { keyframeWanted(by: state, mediaSSRC: entry.ssrc) }
-            case .remb(let remb):
-                // Terminated here, never forwarded upstream (docs/rtcp.md, REMB).
-                consumeREMB(remb, from: state, now: now)
-            case .transportFeedback(let feedback):
-                consumeTransportFeedback(feedback, from: state, now: now)
-            case .goodbye:
-                state.goodbyes += 1
-            case .sourceDescription, .application, .opaque:
-                break
-            }
+        var reader = RTCPCompoundReader(packet)
+        while let view = try? reader.next(), let decoded = try? view.decoded() {
+            handle(decoded, from: state, now: now, ntp: ntp)
         }
         return collectRTCP(now: now, ntp: ntp, includeReports: false)
     }
 
-    func consume(_ blocks: [RTCPReportBlock], from state: ParticipantState, now: Int64, ntp: NTPTime) {
+    /// Policy for one packet of a compound (docs/rtcp.md).
+    func handle(_ packet: RTCPPacketView.Decoded, from state: ParticipantState, now: Int64, ntp: NTPTime) {
+        switch packet {
+        case .senderReport(let report):
+            if let route = inbound[Self.key(state.id, report.ssrc)], !route.isRTX {
+                route.stream.lastSenderReport = (NTPTime(raw: report.ntpTimestamp).middle32, now)
+                route.stream.hot.rtpAnchor = (report.rtpTimestamp, now)
+                route.stream.hot.anchorFromSenderReport = true
+            }
+            consume(report.blocks, from: state, now: now, ntp: ntp)
+        case .receiverReport(let report):
+            consume(report.blocks, from: state, now: now, ntp: ntp)
+        case .nack(let nack):
+            if let subscription = state.subscriptions[nack.mediaSSRC] {
+                answerNACK(nack, subscription: subscription, subscriber: state, now: now)
+            } else {
+                state.unknownFeedbackSSRC += 1
+            }
+        case .pictureLossIndication(let pli):
+            keyframeWanted(by: state, mediaSSRC: pli.mediaSSRC)
+        case .fullIntraRequest(let fir):
+            var index = 0
+            while index < fir.entryCount {
+                keyframeWanted(by: state, mediaSSRC: fir.entry(at: index).ssrc)
+                index += 1
+            }
+        case .remb(let remb):
+            // Terminated here, never forwarded upstream (docs/rtcp.md, REMB). The estimate
+            // is what counts; the SSRC list is not copied (it would allocate).
+            consumeREMB(RTCPReceiverEstimatedMaxBitrate(senderSSRC: remb.senderSSRC, bitrate: remb.bitrate, ssrcs: []), from: state, now: now)
+        case .transportFeedback(let senderSSRC, let mediaSSRC, let body):
+            consumeTransportFeedback(RTCPTransportFeedback(senderSSRC: senderSSRC, mediaSSRC: mediaSSRC, body: Array(body)), from: state, now: now)
+        case .goodbye:
+            state.goodbyes += 1
+        case .sourceDescription, .application, .other:
+            break
+        }
+    }
+
+    func consume(_ blocks: RTCPReportBlocksView, from state: ParticipantState, now: Int64, ntp: NTPTime) {
         var loss = (sum: 0, count: 0)
         defer { consumeReceiverLoss(loss, from: state, now: now) }
-        for block in blocks {
+        var index = 0
+        while index < blocks.count {
+            let block = blocks.block(at: index)
+            index += 1
             guard let subscription = state.subscriptions[block.ssrc] else {
                 state.unknownFeedbackSSRC += 1
                 continue
@@ -125,7 +146,7 @@ extension Router {
             for state in participants.values where state.transportFeedback.isDue(now: now) {
                 // The media SSRC field is unused for transport-wide feedback; name one of the
                 // participant's streams so strict parsers see a known SSRC.
-                let mediaSSRC = state.published.values.lazy.flatMap { $0.streams }.compactMap { $0.ssrc }.first ?? 0
+                let mediaSSRC = firstPublishedSSRC(of: state) ?? 0
                 for packet in state.transportFeedback.rtcpPackets(now: now, senderSSRC: state.controlSSRC, mediaSSRC: mediaSSRC) {
                     byParticipant[state.id, default: []].append(.transportFeedback(packet))
                 }
@@ -134,27 +155,54 @@ extension Router {
         return byParticipant.keys.sorted().map { OutgoingRTCP(participant: $0, packets: byParticipant[$0] ?? []) }
     }
 
+    /// The first learned SSRC of the participant's tracks, in publish order. Index loops: the
+    /// lazy flatMap/compactMap chain it replaces allocated ≈ 9 times per tick in debug builds.
+    func firstPublishedSSRC(of state: ParticipantState) -> UInt32? {
+        var trackIndex = 0
+        while trackIndex < state.publishOrder.count {
+            if let track = state.published[state.publishOrder[trackIndex]] {
+                var streamIndex = 0
+                while streamIndex < track.streams.count {
+                    if let ssrc = track.streams[streamIndex].ssrc { return ssrc }
+                    streamIndex += 1
+                }
+            }
+            trackIndex += 1
+        }
+        return nil
+    }
+
     func reportInterval(for state: ParticipantState) -> Int64 {
         let publishesVideo = state.published.values.contains { $0.kind == .video }
         let receivesVideo = state.subscriptions.values.contains { $0.track.kind == .video }
         return publishesVideo || receivesVideo ? config.videoReportInterval : config.audioReportInterval
     }
 
+    /// Keyframe requests whose throttle window has passed, as PLI or FIR per the track's
+    /// negotiation; the rest stay queued. The queue is compacted in place, so an RTCP input
+    /// while a request waits out its window allocates nothing (issue 3).
     func takeDueKeyframeRequests(now: Int64) -> [(participant: ParticipantID, packet: RTCPPacket)] {
         var due: [(ParticipantID, RTCPPacket)] = []
-        var waiting: [(publisher: ParticipantID, stream: InboundStream)] = []
-        for entry in pendingKeyframeStreams {
+        var kept = 0
+        var index = 0
+        while index < pendingKeyframeStreams.count {
+            let entry = pendingKeyframeStreams[index]
+            index += 1
             let stream = entry.stream
             guard stream.keyframeRequests.pending, let ssrc = stream.ssrc,
                   let publisher = participants[entry.publisher],
                   let track = inbound[Self.key(entry.publisher, ssrc)]?.track
             else {
                 // Answered by a keyframe, SSRC not learned yet, or gone: keep only the unlearned.
-                if stream.keyframeRequests.pending, stream.ssrc == nil { waiting.append(entry) }
+                if stream.keyframeRequests.pending, stream.ssrc == nil {
+                    pendingKeyframeStreams[kept] = entry
+                    kept += 1
+                }
                 continue
             }
             if let last = stream.keyframeRequests.lastSentAt, now - last < config.keyframeRequestInterval {
-                waiting.append(entry)
+                pendingKeyframeStreams[kept] = entry
+                kept += 1
                 continue
             }
             stream.keyframeRequests.pending = false
@@ -170,7 +218,7 @@ extension Router {
                     entries: [.init(ssrc: ssrc, sequenceNumber: stream.keyframeRequests.firSequence)]))))
             }
         }
-        pendingKeyframeStreams = waiting
+        pendingKeyframeStreams.removeLast(pendingKeyframeStreams.count - kept)
         return due
     }
 

@@ -19,7 +19,23 @@ public final class Router {
     var pendingKeyframeStreams: [(publisher: ParticipantID, stream: InboundStream)] = []
     var ssrcs: SSRCGenerator
     /// Resends decided by subscribers' NACKs, drained by `takeRetransmissions`.
-    var pendingRetransmissions: [PendingRetransmission] = []
+    /// Reserved like the scratch below, and drained keeping its capacity.
+    var pendingRetransmissions: [PendingRetransmission] = Router.reserved(Router.nackScratchCapacity)
+    /// Scratch of `answerNACK`: one NACK's sequence numbers, then the responder's decisions.
+    /// Kept with their capacity (`removeAll(keepingCapacity:)`) so answering a NACK
+    /// allocates only when one NACK is larger than any before (issue 3).
+    var nackSequenceNumbers: [UInt16] = Router.reserved(Router.nackScratchCapacity)
+    var nackDecisions: [Retransmission] = Router.reserved(Router.nackScratchCapacity)
+    /// 256 sequence numbers: 16 NACK FCI entries with all 16 BLP bits, a burst far beyond
+    /// what one RTCP interval of a 1.5 Mbit/s stream (~130 packets/s) loses.
+    public static let nackScratchCapacity = 256
+
+    /// An empty array with room for `capacity` elements.
+    static func reserved<Element>(_ capacity: Int) -> [Element] {
+        var array: [Element] = []
+        array.reserveCapacity(capacity)
+        return array
+    }
     /// Dominant speaker per room, from the audio-level header extension (RFC 6464).
     var speakerDetectors: [RoomID: ActiveSpeakerDetector] = [:]
     var speakerChanges: [ActiveSpeakerChange] = []

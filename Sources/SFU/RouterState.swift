@@ -152,7 +152,16 @@ final class PublishedTrack {
     var kind: MediaKind { description.kind }
     var highestLayer: Int { streams.count - 1 }
 
-    func slotIndex(_ outgoingSSRC: UInt32) -> Int? { slots.firstIndex { $0.outgoingSSRC == outgoingSSRC } }
+    /// Index loop, not `firstIndex(where:)`: unspecialized in debug builds, that allocates
+    /// on every call (the NACK path reads `Subscription.slot` per resend; issue 3).
+    func slotIndex(_ outgoingSSRC: UInt32) -> Int? {
+        var index = 0
+        while index < slots.count {
+            if slots[index].outgoingSSRC == outgoingSSRC { return index }
+            index += 1
+        }
+        return nil
+    }
 }
 
 /// Control-path side of one subscriber receiving one track (the per-packet side is its
