@@ -20,6 +20,11 @@ import RTP
 ///   capacity, while a smoothed or 500 ms rate still reads the rate before the cap (seen
 ///   end to end: 1.5 Mbit/s into a 300 kbit/s cap read 1.2 Mbit/s, and the estimate
 ///   needed 5–7 s to leave the top layer).
+///   **A queue growing fast** (`QueueOnset`: the newest queued packets' one-way delay grows
+///   ≥ 50 ms while they arrive at ≤ half the rate they were sent) cuts at once to 0.85 × the
+///   rate they arrive at — the bottleneck's — on the feedback that shows it, before a small
+///   tail-drop queue overflows (1.5 Mbit/s into 300 kbit/s fills 30 kB in 0.2 s; the
+///   gradient + standing-queue path fires only after it is full).
 /// - **loss-based** (§6): loss > 10 % → × (1 − loss/2) (unless the delay detector saw
 ///   over-use in the last second: then the loss is the queue overflowing and the delay
 ///   controller already reacts); loss < 2 % → grow 8 %/s up to the delay-based estimate;
@@ -171,6 +176,11 @@ public struct BandwidthEstimator: Sendable {
     private var lastOveruse: Int64?
     /// Queuing delay of the latest acknowledged packets over the path's base delay.
     private var queueDelay = QueueDelay()
+    /// The newest acknowledged packets, for the growing-queue test (`QueueOnset`).
+    private var queueOnset = QueueOnset()
+    /// Growing queues acted on (`QueueOnset`): the router re-evaluates layers at once when
+    /// this changes.
+    public private(set) var queueOnsets = 0
     /// Per-packet outcomes of the last `fastLossWindow` of feedback (the loss-burst test).
     private var lossBurst = LossBurst()
     /// Loss bursts acted on (for stats and tests).
@@ -267,6 +277,7 @@ public struct BandwidthEstimator: Sendable {
                 received += 1
                 detector.add(send: packet.sendTime, arrival: arrival)
                 queueDelay.add(oneWayDelay: arrival - packet.sendTime, now: now)
+                queueOnset.add(send: packet.sendTime, arrival: arrival, size: packet.size)
                 delivered.append((arrival, packet.size))
                 if let cluster = packet.probeCluster { probeAcked(cluster, packet, arrival: arrival) }
             } else if !packet.acked, !packet.reportedLost {
@@ -279,6 +290,7 @@ public struct BandwidthEstimator: Sendable {
         updateDeliveredRate(newFrom: deliveredBefore)
         if delayBasedBps == nil { delayBasedBps = Double(config.initialBps) }
         updateDelayBased(now: now)
+        reactToQueueOnset(now: now)
         reactToLossBurst(now: now)
         finishProbes(now: now)
         if lossWindowStart == nil { lossWindowStart = now }
@@ -446,6 +458,23 @@ public struct BandwidthEstimator: Sendable {
         }
         guard last - first >= 50_000 else { return nil }
         return Double(bytes * 8) * 1_000_000 / Double(last - first)
+    }
+
+    /// The growing-queue response (`QueueOnset`): a queue growing at ≥ 1 s per second of
+    /// sending cuts the delay-based estimate at once to `decreaseFactor` × the rate the queue
+    /// drains at, before it overflows. Never raises the estimate; idempotent while the queue
+    /// keeps growing at the same capacity.
+    private mutating func reactToQueueOnset(now: Int64) {
+        queueOnset.trim()
+        guard let base = queueDelay.base, let rate = queueOnset.growingQueueRate(base: base),
+              let current = delayBasedBps else { return }
+        let cut = max(config.decreaseFactor * rate, Double(config.minBps))
+        guard cut < current else { return }
+        delayBasedBps = cut
+        linkCapacity = rate
+        lastOveruse = now
+        lastDelayDecrease = now
+        queueOnsets += 1
     }
 
     /// The loss-burst response: sustained heavy loss in the last `fastLossWindow` (see

@@ -109,6 +109,8 @@ final class BrowserSimulcastCapTests: BrowserSimulcastCase {
         var watch = FreezeWatch(start: try XCTUnwrap(try inbound(bob)[aliceKey]), now: Date())
         try relay.setImpairment(direction: .downlink, Impairment(rate: RateCap(bitsPerSecond: Self.capBitsPerSecond)))
         let capped = Date()
+        let cappedNs = ImpairmentRelay.monotonicNowNs() - relay.createdAtNs
+        defer { print(relayTrace(relay, from: cappedNs, seconds: 3) + "\n" + pollTrace.joined(separator: "\n")) }
         traceDownlink(try metrics(alice), since: start, "capped")
         var downAt: Double?
         var carolLeftHigh: [String] = []
@@ -119,6 +121,11 @@ final class BrowserSimulcastCapTests: BrowserSimulcastCase {
             let bobVideo = try XCTUnwrap(try inbound(bob)[aliceKey])
             watch.observe(bobVideo, now: Date())
             let bobLayer = sfuSubscriberLayer(samples, publisher: aliceKey, subscriber: bobKey)
+            if Date().timeIntervalSince(capped) < 4 {
+                pollTrace.append(String(format: "+%.2f s: SFU layer %@, bob decoded %.0f frames at %dp, freezes %.0f totalling %.2f s",
+                                        Date().timeIntervalSince(capped), bobLayer.map { "\($0.current)→\($0.target)" } ?? "-",
+                                        bobVideo.framesDecoded, bobVideo.height, bobVideo.freezeCount, bobVideo.totalFreezesDuration))
+            }
             let fGrew = fArriving.update(samples, self, publisher: aliceKey)
             if let carolLayer = sfuSubscriberLayer(samples, publisher: aliceKey, subscriber: carolKey), carolLayer.current != 2, fGrew {
                 carolLeftHigh.append(String(format: "%.1f s: layer %d", Date().timeIntervalSince(capped), carolLayer.current))
@@ -166,6 +173,36 @@ final class BrowserSimulcastCapTests: BrowserSimulcastCase {
 
     /// Bob's downlink state once a second, printed at the end (why a switch came or did not).
     var trace: [String] = []
+    /// Every poll of the first 4 s of the cap: the SFU's layer for bob and bob's decoding.
+    var pollTrace: [String] = []
+
+    /// What the relay did to bob's downlink per 100 ms from `from` (ns since the relay's
+    /// creation) for `seconds`: datagrams and kbit/s in, per payload type, longest queue
+    /// delay, tail drops — the bottleneck's own view of the cap's first seconds.
+    func relayTrace(_ relay: ImpairmentRelay, from: UInt64, seconds: Int) -> String {
+        let bucket: UInt64 = 100_000_000
+        var lines = ["relay, bob's downlink per 100 ms from the cap (in: packets kbit/s [pt:kbit/s]; queue delay max ms; drops):"]
+        let entries = relay.log.filter { $0.direction == .downlink && $0.arrivalNs + 300_000_000 >= from }
+        for index in -3..<(seconds * 10) {
+            let start = UInt64(Int64(from) + Int64(index) * Int64(bucket))
+            let slice = entries.filter { $0.arrivalNs >= start && $0.arrivalNs < start + bucket }
+            var byType: [UInt8: Int] = [:]
+            var maxDelay = 0.0
+            var drops = 0
+            for entry in slice {
+                byType[entry.rtp?.payloadType ?? 0, default: 0] += entry.size
+                switch entry.action {
+                case .delayed(let ms), .reordered(let ms): maxDelay = max(maxDelay, ms)
+                case .dropped: drops += 1
+                case .forwarded: break
+                }
+            }
+            let total = slice.reduce(0) { $0 + $1.size }
+            let types = byType.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value * 8 / 100)" }.joined(separator: " ")
+            lines.append(String(format: "%+5.1f s: in %3d %5dk [%@] delay %4.0f ms drops %d", Double(index) / 10, slice.count, total * 8 / 100, types, maxDelay, drops))
+        }
+        return lines.joined(separator: "\n")
+    }
     private var lastTrace = Date.distantPast
     /// The relay's server→bob counters and bob's page, for the trace.
     var traceRelay: ImpairmentRelay?

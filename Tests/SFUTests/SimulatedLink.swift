@@ -18,6 +18,8 @@ struct SimulatedLink {
     /// With `receiverStall`: the held packets are stamped as read at this rate after the
     /// stall (a starved browser catching up on its socket backlog) instead of all at once.
     var catchUpBps: Double?
+    /// Packets dropped at the tail of the full queue.
+    private(set) var drops = 0
     private var queueFreeAt: Int64 = 0
     private var heldStall: Int64 = -1
     private var heldBytes = 0
@@ -32,7 +34,7 @@ struct SimulatedLink {
     mutating func send(size: Int, now: Int64) -> Int64? {
         if randomLoss > 0, Double(rng.next() % 1_000_000) / 1_000_000 < randomLoss { return nil }
         let start = max(now, queueFreeAt)
-        guard start - now <= maxQueueDelay else { return nil }
+        guard start - now <= maxQueueDelay else { drops += 1; return nil }
         queueFreeAt = start + Int64(Double(size * 8) * 1_000_000 / capacityBps)
         let arrival = queueFreeAt + propagation
         if let stall = receiverStall, arrival % stall.every < stall.length {
