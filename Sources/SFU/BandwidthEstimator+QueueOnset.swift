@@ -21,6 +21,9 @@
 /// 300 kbit/s, so the cut comes on the first feedback after ≈ 150 ms of queue growth, while
 /// the queue is three quarters full.
 ///
+/// Provisional: `BandwidthEstimator` undoes the cut when no standing queue follows within
+/// 500 ms (`queueOnsetConfirmation`).
+///
 /// Not fooled by a loaded receiver's stamping: a stalled network thread stamps the held packets
 /// in one bunch (arrival span ≈ 0, below `minArrivalSpan`) or reads its backlog faster than it
 /// was sent (the delays *fall* across the run: negative growth); the packet before the stall
@@ -39,6 +42,10 @@ struct QueueOnset: Sendable {
     /// feedback often a whole feedback interval (scripted: 151 ms → 205 ms after the cap,
     /// after the 30 kB queue began to overflow at 190 ms).
     static let minPackets = 3
+    /// 2,400 bytes after the run's first packet (two full video packets): audio alone (≈ 150 B
+    /// packets) never makes a run, so a receiver reading a few audio packets slowly while no
+    /// video flows cannot cut the estimate to a few tens of kbit/s.
+    static let minBytes = 2_400
     /// 40 ms of arrival span: the rate's denominator; shorter spans are a bunch of stamps.
     static let minArrivalSpan: Int64 = 40_000
     /// 50 ms of delay growth across the run: above a loaded receiver's stamping jitter (tens of
@@ -95,6 +102,7 @@ struct QueueOnset: Sendable {
         let growth = (last.arrival - last.send) - (first.arrival - first.send)
         guard growth >= Self.minGrowth else { return nil }
         let bytes = run.reduce(0) { $0 + $1.size }
+        guard bytes - first.size >= Self.minBytes else { return nil }
         let arrivalRate = Double((bytes - first.size) * 8) * 1_000_000 / Double(arrivalSpan)
         let sendSpan = last.send - first.send
         if sendSpan > 0 {

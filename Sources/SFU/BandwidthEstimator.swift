@@ -181,6 +181,21 @@ public struct BandwidthEstimator: Sendable {
     /// Growing queues acted on (`QueueOnset`): the router re-evaluates layers at once when
     /// this changes.
     public private(set) var queueOnsets = 0
+    /// The drain rate the latest growing-queue cut read, bit/s.
+    public private(set) var lastQueueOnsetBps: Double?
+    /// Growing-queue cuts undone because no standing queue followed (`queueOnsetConfirmation`).
+    public private(set) var queueOnsetReverts = 0
+    /// The latest growing-queue cut until a standing queue confirms it: when, and the
+    /// delay-based estimate and link capacity before it.
+    private var provisionalCut: (at: Int64, estimate: Double, capacity: Double?)?
+    /// 500 ms for a growing-queue cut to be confirmed by a standing queue (≥ `minStandingQueue`
+    /// over `QueueDelay.standingWindow`): a real bottleneck that filled for ≥ 150 ms drains for
+    /// at least as long again even once the sender backs off, so its smallest delay over 200 ms
+    /// stays ≥ 30 ms; a receiver that read slowly for a moment (a starved browser on a
+    /// loaded host) is back at the base delay. Unconfirmed, the cut is undone — the layer
+    /// switch it caused stays, but the estimate is not stuck near a rate the link never had
+    /// (seen end to end at load 17: one such cut to 30 kbit/s, then 15 s below 100 kbit/s).
+    static let queueOnsetConfirmation: Int64 = 500_000
     /// Per-packet outcomes of the last `fastLossWindow` of feedback (the loss-burst test).
     private var lossBurst = LossBurst()
     /// Loss bursts acted on (for stats and tests).
@@ -466,10 +481,22 @@ public struct BandwidthEstimator: Sendable {
     /// keeps growing at the same capacity.
     private mutating func reactToQueueOnset(now: Int64) {
         queueOnset.trim()
+        if let cut = provisionalCut {
+            if queueDelay.standing >= config.minStandingQueue {
+                provisionalCut = nil
+            } else if now - cut.at >= Self.queueOnsetConfirmation {
+                provisionalCut = nil
+                delayBasedBps = max(delayBasedBps ?? cut.estimate, cut.estimate)
+                linkCapacity = cut.capacity
+                queueOnsetReverts += 1
+            }
+        }
         guard let base = queueDelay.base, let rate = queueOnset.growingQueueRate(base: base),
               let current = delayBasedBps else { return }
         let cut = max(config.decreaseFactor * rate, Double(config.minBps))
         guard cut < current else { return }
+        if provisionalCut == nil { provisionalCut = (now, current, linkCapacity) }
+        lastQueueOnsetBps = rate
         delayBasedBps = cut
         linkCapacity = rate
         lastOveruse = now

@@ -102,3 +102,28 @@ final class QueueOnsetTests: XCTestCase {
         }
     }
 }
+
+extension QueueOnsetTests {
+    /// A receiver that reads only 300 kbit/s for 250 ms (starved on a loaded host) and then
+    /// everything it holds at once, on a 5 Mbit/s path: the delays grow like a queue's, so the
+    /// growing-queue rule cuts, but no standing queue follows, so the cut is undone 500 ms later
+    /// instead of holding the estimate near 255k.
+    func testUnconfirmedCutIsUndone() throws {
+        var link = SimulatedLink(capacityBps: 5_000_000)
+        link.maxQueueDelay = 800_000
+        var config = BandwidthEstimator.Config()
+        config.initialBps = 1_500_000
+        var trace = CongestionTrace(link: link, estimator: BandwidthEstimator(config: config))
+        try trace.run(until: 3_000_000) { _ in 1_550_000 }
+        let before = trace.estimator.estimateBps
+        trace.link.slowReader = (3_000_000, 3_250_000, 300_000)
+        try trace.run(until: 4_000_000) { _ in 1_550_000 }
+        let lowest = trace.samples(from: 3_000_000, to: 4_000_000).min() ?? 0
+        print("slow reader 250 ms, every feedback:", trace.samples.filter { $0.time >= 3_000_000 && $0.time <= 4_000_000 }.map { "\(($0.time - 3_000_000) / 1000):\($0.bps / 1000)" }.joined(separator: " "))
+        print("slow reader: lowest \(lowest / 1000)k, at 4 s \(trace.estimator.estimateBps / 1000)k (before \(before / 1000)k), "
+            + "cuts \(trace.estimator.queueOnsets), undone \(trace.estimator.queueOnsetReverts)")
+        XCTAssertGreaterThan(trace.estimator.queueOnsets, 0, "the growing queue cut")
+        XCTAssertEqual(trace.estimator.queueOnsetReverts, 1, "no standing queue followed: undone")
+        XCTAssertGreaterThanOrEqual(trace.estimator.estimateBps, before * 9 / 10)
+    }
+}
