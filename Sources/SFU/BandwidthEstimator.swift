@@ -196,6 +196,13 @@ public struct BandwidthEstimator: Sendable {
     /// switch it caused stays, but the estimate is not stuck near a rate the link never had
     /// (seen end to end at load 17: one such cut to 30 kbit/s, then 15 s below 100 kbit/s).
     static let queueOnsetConfirmation: Int64 = 500_000
+    /// 1 s between growing-queue cuts: the rule is for the first reaction to a new
+    /// bottleneck; once the sender backs off, the queue drains for up to its length (0.8 s for
+    /// NetEmu's 30 kB at 300 kbit/s), and a loaded receiver's stamps during the drain can pass
+    /// the test again with a lower rate (seen end to end at load 9: five cuts in 1 s, the last
+    /// reading 160k of a 300k link, which paused the video). Later cuts are the slow path's.
+    static let queueOnsetInterval: Int64 = 1_000_000
+    private var lastQueueOnsetCut: Int64?
     /// Per-packet outcomes of the last `fastLossWindow` of feedback (the loss-burst test).
     private var lossBurst = LossBurst()
     /// Loss bursts acted on (for stats and tests).
@@ -491,11 +498,13 @@ public struct BandwidthEstimator: Sendable {
                 queueOnsetReverts += 1
             }
         }
-        guard let base = queueDelay.base, let rate = queueOnset.growingQueueRate(base: base),
+        guard lastQueueOnsetCut.map({ now - $0 >= Self.queueOnsetInterval }) ?? true,
+              let base = queueDelay.base, let rate = queueOnset.growingQueueRate(base: base),
               let current = delayBasedBps else { return }
         let cut = max(config.decreaseFactor * rate, Double(config.minBps))
         guard cut < current else { return }
-        if provisionalCut == nil { provisionalCut = (now, current, linkCapacity) }
+        provisionalCut = (now, current, linkCapacity)
+        lastQueueOnsetCut = now
         lastQueueOnsetBps = rate
         delayBasedBps = cut
         linkCapacity = rate
