@@ -24,7 +24,8 @@ import RTP
 ///   ≥ 50 ms while they arrive at ≤ half the rate they were sent) cuts at once to 0.85 × the
 ///   rate they arrive at — the bottleneck's — on the feedback that shows it, before a small
 ///   tail-drop queue overflows (1.5 Mbit/s into 300 kbit/s fills 30 kB in 0.2 s; the
-///   gradient + standing-queue path fires only after it is full).
+///   gradient + standing-queue path fires only after it is full). At most one such cut per
+///   second, undone unless a standing queue (≥ 30 ms) follows within 500 ms.
 /// - **loss-based** (§6): loss > 10 % → × (1 − loss/2) (unless the delay detector saw
 ///   over-use in the last second: then the loss is the queue overflowing and the delay
 ///   controller already reacts); loss < 2 % → grow 8 %/s up to the delay-based estimate;
@@ -233,6 +234,10 @@ public struct BandwidthEstimator: Sendable {
     public init(config: Config = Config()) {
         self.config = config
     }
+
+    /// A standing queue (≥ `minStandingQueue` over 200 ms, `QueueDelay`) on the path right now:
+    /// the link is full, so a probe would only overflow it (the router then does not probe).
+    public var queueStanding: Bool { queueDelay.standing >= config.minStandingQueue }
 
     /// What the delay-gradient detector concludes right now.
     public var usage: BandwidthUsage { detector.usage }

@@ -13,7 +13,7 @@ import XCTest
 /// near-empty black frames and silence): alice's low layer (≤150 kbit/s) + her Opus
 /// (≈32 kbit/s + ≈20 kbit/s of packet overhead) fit in 300 kbit/s, two publishers' would not.
 ///
-/// Still skipped unless SWITCHBOARD_SIMULCAST_CAP=1. The phantom loss that kept bob and
+/// Still skipped unless SWITCHBOARD_SIMULCAST_CAP=1 (see the runs below). The phantom loss that kept bob and
 /// carol off alice's top layer is fixed (docs/rtcp.md, RTX section). The capped-phase
 /// mechanism is now in the SFU and checked by pure traces (docs/rtcp.md, "Congestion control
 /// and simulcast"): an over-use behind a standing queue cuts to the rate the queue drains at,
@@ -28,13 +28,36 @@ import XCTest
 ///   hence the repeated request, added after it), high layer 13.9 / 12.1 / 13.9 / 3.9 s
 ///   after lifting, carol kept f in all, the relay dropped only 20–37 packets (the old layer
 ///   stops at once, so the queue stops overflowing);
-/// - what still fails is the freeze: longest 1.85 / 4.77 / 3.54 / 2.99 s (getStats). The
-///   30 kB queue fills in 0.2–0.3 s at 1.1–1.5 Mbit/s, before any feedback about it can
-///   arrive (feedback on a delayed packet comes after its queue delay), so ~20 packets are
-///   tail-dropped whatever the SFU does; they break f's reference chain, their NACK repairs
-///   and the layer-0 keyframe then wait behind 0.8 s of queue, and Chromium's jitter buffer
-///   has just seen a 0.8 s delay rise. Not split further (bob's per-frame arrivals are not
-///   traced); under 1 s looks out of reach with this queue unless the keyframe could skip it;
+/// - the freeze was 1.85 / 4.77 / 3.54 / 2.99 s then: the estimator reacted only once the
+///   30 kB queue was full (it fills in 30 kB × 8 / 1.2 Mbit/s = 0.2 s), ~20 tail drops broke
+///   f's reference chain, and the layer-0 keyframe waited behind 0.8 s of queue;
+/// - **growing-queue rule** (`QueueOnset`, docs/rtcp.md): the feedback that shows the newest
+///   queued packets' delay growing ≥ 50 ms while they arrive at ≤ half their send rate cuts the
+///   estimate to 0.85 × their arrival rate and the router switches at once (urgent). The
+///   relay's own log (`relayTrace`, printed per 100 ms from the cap) shows it working: with
+///   bob on f at 1.0–1.1 Mbit/s the queue peaked at 236–342 ms (9–13 kB of 30 kB), f stopped
+///   0.3–0.5 s after the cap, the queue was empty by +0.6–0.8 s, **0 tail drops**. Runs
+///   (host load 2–17; the first two on earlier versions of the rule):
+///   1. (no 2.4 kB minimum, no confirmation) bob on h at the cap after false cuts while
+///      uncapped; no drops, queue ≤ 106 ms; after lifting one cut read ≈ 35 kbit/s and held
+///      the estimate under 100k for 15 s: f not back within 17 s — FAIL (hence both guards);
+///   2. (no 1 s spacing) a 55 kB burst reached the relay within 100 ms of the cap (an f
+///      keyframe of bob's up-switch plus a hold upstream of the relay: 3.4× the audio rate in
+///      the same 100 ms): 36 tail drops before any feedback could exist; low layer after
+///      1.4 s, f back 4.0 s after lifting, freezes 4 totalling 6.48 s, longest 2.82 s — FAIL;
+///   3. (no 1 s spacing) 0 drops; low layer after 3.4 s (polls 1–2 s apart at load), f back
+///      8.8 s after lifting, freezes 4 totalling 1.22 s, longest 0.41 s — PASS;
+///   4. (no 1 s spacing) 0 drops, but five cuts within 1 s while the queue drained, the last
+///      reading 160k of the 300k link: estimate 154k, the video paused; low layer after
+///      2.1 s, f back 14.7 s after lifting, freezes 8 totalling 7.45 s, longest 4.70 s — FAIL
+///      (hence at most one cut per second);
+///   5. (final rule) bob already back on h at the cap (the slow over-use path cut him from f
+///      to 500k 2.7 s before it); cuts read 406k / 317k / 308k of the 300k link, 0 drops
+///      (a hold-and-flush upstream of the relay at +0.9 s put 465 ms in the queue, still no
+///      drop); one freeze of 0.26 s in the cap's first 3.4 s; after lifting the estimate
+///      reached 3.4 Mbit/s only at +7 s and f was not back within 17 s (upgrade hold and
+///      cool-down behind slow probes at load — the ramp-up problem below) — FAIL;
+///   RUN6
 /// - a selector bug this test used to hide: a subscription made before alice's layers
 ///   arrived had no selector decision and stayed on the router's default (the top layer)
 ///   whatever the estimate — the "uncapped" phase passed only because of it (fixed: the
