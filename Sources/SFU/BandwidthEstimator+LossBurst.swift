@@ -78,6 +78,13 @@ struct QueueDelay: Sendable {
         }
     }
 
+    /// The path's base one-way delay (smallest of the last 5–10 s, µs; receiver clock minus
+    /// ours), nil before the first packet.
+    var base: Int64? {
+        let value = min(currentMin, previousMin)
+        return value == .max ? nil : value
+    }
+
     /// Smallest queuing delay over the last `standingWindow` (µs), 0 when none.
     var standing: Int64 { recent.map(\.delay).min() ?? 0 }
 }

@@ -20,6 +20,12 @@ import RTP
 ///   capacity, while a smoothed or 500 ms rate still reads the rate before the cap (seen
 ///   end to end: 1.5 Mbit/s into a 300 kbit/s cap read 1.2 Mbit/s, and the estimate
 ///   needed 5–7 s to leave the top layer).
+///   **A queue growing fast** (`QueueOnset`: the newest queued packets' one-way delay grows
+///   ≥ 50 ms while they arrive at ≤ half the rate they were sent) cuts at once to 0.85 × the
+///   rate they arrive at — the bottleneck's — on the feedback that shows it, before a small
+///   tail-drop queue overflows (1.5 Mbit/s into 300 kbit/s fills 30 kB in 0.2 s; the
+///   gradient + standing-queue path fires only after it is full). At most one such cut per
+///   second, undone unless a standing queue (≥ 30 ms) follows within 500 ms.
 /// - **loss-based** (§6): loss > 10 % → × (1 − loss/2) (unless the delay detector saw
 ///   over-use in the last second: then the loss is the queue overflowing and the delay
 ///   controller already reacts); loss < 2 % → grow 8 %/s up to the delay-based estimate;
@@ -174,6 +180,33 @@ public struct BandwidthEstimator: Sendable {
     private var lastOveruse: Int64?
     /// Queuing delay of the latest acknowledged packets over the path's base delay.
     private var queueDelay = QueueDelay()
+    /// The newest acknowledged packets, for the growing-queue test (`QueueOnset`).
+    private var queueOnset = QueueOnset()
+    /// Growing queues acted on (`QueueOnset`): the router re-evaluates layers at once when
+    /// this changes.
+    public private(set) var queueOnsets = 0
+    /// The drain rate the latest growing-queue cut read, bit/s.
+    public private(set) var lastQueueOnsetBps: Double?
+    /// Growing-queue cuts undone because no standing queue followed (`queueOnsetConfirmation`).
+    public private(set) var queueOnsetReverts = 0
+    /// The latest growing-queue cut until a standing queue confirms it: when, and the
+    /// delay-based estimate and link capacity before it.
+    private var provisionalCut: (at: Int64, estimate: Double, capacity: Double?)?
+    /// 500 ms for a growing-queue cut to be confirmed by a standing queue (≥ `minStandingQueue`
+    /// over `QueueDelay.standingWindow`): a real bottleneck that filled for ≥ 150 ms drains for
+    /// at least as long again even once the sender backs off, so its smallest delay over 200 ms
+    /// stays ≥ 30 ms; a receiver that read slowly for a moment (a starved browser on a
+    /// loaded host) is back at the base delay. Unconfirmed, the cut is undone — the layer
+    /// switch it caused stays, but the estimate is not stuck near a rate the link never had
+    /// (seen end to end at load 17: one such cut to 30 kbit/s, then 15 s below 100 kbit/s).
+    static let queueOnsetConfirmation: Int64 = 500_000
+    /// 1 s between growing-queue cuts: the rule is for the first reaction to a new
+    /// bottleneck; once the sender backs off, the queue drains for up to its length (0.8 s for
+    /// NetEmu's 30 kB at 300 kbit/s), and a loaded receiver's stamps during the drain can pass
+    /// the test again with a lower rate (seen end to end at load 9: five cuts in 1 s, the last
+    /// reading 160k of a 300k link, which paused the video). Later cuts are the slow path's.
+    static let queueOnsetInterval: Int64 = 1_000_000
+    private var lastQueueOnsetCut: Int64?
     /// Per-packet outcomes of the last `fastLossWindow` of feedback (the loss-burst test).
     private var lossBurst = LossBurst()
     /// Loss bursts acted on (for stats and tests).
@@ -204,6 +237,10 @@ public struct BandwidthEstimator: Sendable {
     public init(config: Config = Config()) {
         self.config = config
     }
+
+    /// A standing queue (≥ `minStandingQueue` over 200 ms, `QueueDelay`) on the path right now:
+    /// the link is full, so a probe would only overflow it (the router then does not probe).
+    public var queueStanding: Bool { queueDelay.standing >= config.minStandingQueue }
 
     /// What the delay-gradient detector concludes right now.
     public var usage: BandwidthUsage { detector.usage }
@@ -270,6 +307,7 @@ public struct BandwidthEstimator: Sendable {
                 received += 1
                 detector.add(send: packet.sendTime, arrival: arrival)
                 queueDelay.add(oneWayDelay: arrival - packet.sendTime, now: now)
+                queueOnset.add(send: packet.sendTime, arrival: arrival, size: packet.size)
                 delivered.append((arrival, packet.size))
                 if let cluster = packet.probeCluster { probeAcked(cluster, packet, arrival: arrival) }
             } else if !packet.acked, !packet.reportedLost {
@@ -282,6 +320,7 @@ public struct BandwidthEstimator: Sendable {
         updateDeliveredRate(newFrom: deliveredBefore)
         if delayBasedBps == nil { delayBasedBps = Double(config.initialBps) }
         updateDelayBased(now: now)
+        reactToQueueOnset(now: now)
         reactToLossBurst(now: now)
         finishProbes(now: now)
         if lossWindowStart == nil { lossWindowStart = now }
@@ -449,6 +488,37 @@ public struct BandwidthEstimator: Sendable {
         }
         guard last - first >= 50_000 else { return nil }
         return Double(bytes * 8) * 1_000_000 / Double(last - first)
+    }
+
+    /// The growing-queue response (`QueueOnset`): a queue growing at ≥ 1 s per second of
+    /// sending cuts the delay-based estimate at once to `decreaseFactor` × the rate the queue
+    /// drains at, before it overflows. Never raises the estimate; idempotent while the queue
+    /// keeps growing at the same capacity.
+    private mutating func reactToQueueOnset(now: Int64) {
+        queueOnset.trim()
+        if let cut = provisionalCut {
+            if queueDelay.standing >= config.minStandingQueue {
+                provisionalCut = nil
+            } else if now - cut.at >= Self.queueOnsetConfirmation {
+                provisionalCut = nil
+                delayBasedBps = max(delayBasedBps ?? cut.estimate, cut.estimate)
+                linkCapacity = cut.capacity
+                queueOnsetReverts += 1
+            }
+        }
+        guard lastQueueOnsetCut.map({ now - $0 >= Self.queueOnsetInterval }) ?? true,
+              let base = queueDelay.base, let rate = queueOnset.growingQueueRate(base: base),
+              let current = delayBasedBps else { return }
+        let cut = max(config.decreaseFactor * rate, Double(config.minBps))
+        guard cut < current else { return }
+        provisionalCut = (now, current, linkCapacity)
+        lastQueueOnsetCut = now
+        lastQueueOnsetBps = rate
+        delayBasedBps = cut
+        linkCapacity = rate
+        lastOveruse = now
+        lastDelayDecrease = now
+        queueOnsets += 1
     }
 
     /// The loss-burst response: sustained heavy loss in the last `fastLossWindow` (see

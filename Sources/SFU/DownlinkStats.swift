@@ -55,6 +55,11 @@ public struct DownlinkStats: Equatable, Sendable {
     public var lastProbeBps: UInt64?
     /// A probe burst is running.
     public var probing: Bool
+    /// Growing-queue cuts (`QueueOnset`) and the drain rate of the latest, bit/s.
+    public var queueOnsets: UInt64 = 0
+    public var lastQueueOnsetBps: UInt64?
+    /// Growing-queue cuts undone (no standing queue followed).
+    public var queueOnsetReverts: UInt64 = 0
     /// REMBs we sent it as a REMB-only publisher.
     public var rembSent: UInt64
     /// One entry per video track it receives, by (publisher, track).
@@ -90,6 +95,8 @@ extension Router {
             rembReceived: state.downlink.rembReceived, probesStarted: state.downlink.probesStarted,
             paddingPackets: state.downlink.paddingPackets, paddingBytes: state.downlink.paddingBytes,
             lastProbeBps: estimator.lastProbeBps.map { UInt64($0) },
-            probing: state.downlink.probe.map { now < $0.end } ?? false, rembSent: state.downlink.rembSent, video: video)
+            probing: state.downlink.probe.map { now < $0.end } ?? false,
+            queueOnsets: UInt64(estimator.queueOnsets), lastQueueOnsetBps: estimator.lastQueueOnsetBps.map { UInt64($0) },
+            queueOnsetReverts: UInt64(estimator.queueOnsetReverts), rembSent: state.downlink.rembSent, video: video)
     }
 }

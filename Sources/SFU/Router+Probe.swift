@@ -26,6 +26,11 @@ extension Router {
 
     func startProbe(for state: ParticipantState, targetBps: UInt64, now: Int64) {
         if let probe = state.downlink.probe, now < probe.end { return }
+        // Not into a standing queue: the link is full, and 300 ms of padding (up to 200 KB)
+        // would overflow it (seen end to end: a probe 1.2 s after a cap, the 30 kB queue
+        // still 0.5 s deep, 31 packets tail-dropped and the low layer's picture froze).
+        // libwebrtc probes only when application-limited, never behind a queue.
+        guard !state.downlink.estimator.queueStanding else { return }
         guard let (ssrc, rtx) = probeCarrier(for: state) else { return }
         let sending = state.downlink.sent.bitrate(now: now)
         let padding = targetBps > sending ? targetBps - sending : 0

@@ -67,6 +67,9 @@ extension SwitchboardServer {
             ("switchboard_sfu_downlink_probes_total", "Bandwidth probes started towards the subscriber.", { Double($0.probesStarted) }),
             ("switchboard_sfu_downlink_last_probe_bps", "Result of the latest probe, bit/s.", { $0.lastProbeBps.map { Double($0) } }),
             ("switchboard_sfu_downlink_feedbacks_total", "Transport-cc feedbacks received from the subscriber.", { Double($0.transportFeedbacks) }),
+            ("switchboard_sfu_downlink_queue_onsets_total", "Growing-queue cuts of the estimate (BandwidthEstimator+QueueOnset).", { Double($0.queueOnsets) }),
+            ("switchboard_sfu_downlink_queue_onset_reverts_total", "Growing-queue cuts undone: no standing queue followed.", { Double($0.queueOnsetReverts) }),
+            ("switchboard_sfu_downlink_queue_onset_bps", "Drain rate the latest growing-queue cut read, bit/s.", { $0.lastQueueOnsetBps.map { Double($0) } }),
         ]
         var out: [String] = []
         for item in series {

@@ -127,7 +127,7 @@ class BrowserSimulcastCase: BrowserCase {
         let layer = sfuSubscriberLayer(samples, publisher: publisher, subscriber: member)
         return "layer \(layer.map { "\($0.current)→\($0.target)" } ?? "-") est \(value("estimate_bps")) delay \(value("delay_based_bps")) "
             + "loss \(value("loss_based_bps")) (\(value("loss_ratio"))) delivered \(value("delivered_bps")) overuse \(value("overuse")) sending \(value("sending_bps")) probes \(value("probes_total")) "
-            + "last probe \(value("last_probe_bps")) feedbacks \(value("feedbacks_total")) "
+            + "last probe \(value("last_probe_bps")) feedbacks \(value("feedbacks_total")) onsets \(value("queue_onsets_total")) (undone \(value("queue_onset_reverts_total"))) at \(value("queue_onset_bps")) "
             + "send drops \(Int(samples.filter { $0.name == "switchboard_media_loop_send_drops_total" || $0.name == "switchboard_media_loop_no_path_drops_total" }.reduce(0) { $0 + $1.value })) "
             + "rtx \(Int(samples.filter { $0.name == "switchboard_sfu_retransmitted_total" }.reduce(0) { $0 + $1.value })) bytes to it: "
             + samples.filter { $0.name == "switchboard_sfu_subscriber_bytes_total" && $0.labels["subscriber"] == member }

@@ -57,6 +57,7 @@ final class BandwidthEstimatorTests: XCTestCase {
         print("receiver stalls: 5-20 s every 1 s \(kbps(late.enumerated().filter { $0.offset % 10 == 0 }.map(\.element))) kbit/s, "
             + "usage \(trace.estimator.usage)")
         XCTAssertTrue(late.allSatisfy { $0 >= 800_000 }, "held within 20 % of the start: min \(late.min() ?? 0)")
+        XCTAssertEqual(trace.estimator.queueOnsets, 0, "bunched stamps are no growing queue")
     }
 
     /// A receiver starved for 300 ms of every second (a browser on a host at load 15), which
@@ -72,6 +73,7 @@ final class BandwidthEstimatorTests: XCTestCase {
         let late = trace.samples(from: 5_000_000, to: 20_000_000)
         print("300 ms receiver stalls: 5-20 s every 1 s \(kbps(late.enumerated().filter { $0.offset % 10 == 0 }.map(\.element))) kbit/s, loss bursts \(trace.estimator.lossBursts), delay \(Int(trace.estimator.delayBasedBps ?? 0)) loss \(Int(trace.estimator.lossBasedBps ?? 0)) ratio \(trace.estimator.lossRatio ?? -1)")
         XCTAssertTrue(late.allSatisfy { $0 >= 800_000 }, "no collapse: min \(late.min() ?? 0)")
+        XCTAssertEqual(trace.estimator.queueOnsets, 0, "a stall and its catch-up are no growing queue")
     }
 
     /// 5 % random loss without queueing: loss-based holds (2…10 %), the estimate does not

@@ -102,8 +102,15 @@ final class DownlinkAdaptationTests: XCTestCase {
         XCTAssertNotNil(ignoredRequest, "the switch asked for a layer 0 keyframe")
         XCTAssertLessThanOrEqual(firstLow.time - down.time, 800_000, "layer 0 resumes on the repeated request's keyframe (500 ms throttle)")
         XCTAssertEqual(bobSim.videoSequenceBreaks, 0, "the outgoing sequence stays continuous across the gap")
+        // The queue built before the switch drains for ≈ 0.5 s; a probe into it would overflow it.
+        let padding = bobSim.paddingTimes.filter { $0 > capAt && $0 < capAt + 1_500_000 }
+        XCTAssertEqual(padding, [], "no probe padding while the capped queue drains")
+        // The queue fills 0.2 s after the cap; feedback every 100 ms (this simulation) shows the
+        // growing queue at 0.195 s: at most one top-layer frame (7 packets here) is tail-dropped.
+        // Without the probe guard a probe 1.24 s after the cap dropped 9.
+        XCTAssertLessThanOrEqual(bobSim.link.drops, 7, "the top layer stopped as the 0.8 s queue filled")
         let stats = try XCTUnwrap(simulation.router.downlinkStats(bob, now: simulation.now))
-        print("bob under the cap: estimate \(stats.estimateBps), switch \(Double(down.time - capAt) / 1e6) s after the cap, "
+        print("bob under the cap: \(bobSim.link.drops) tail drops, estimate \(stats.estimateBps), switch \(Double(down.time - capAt) / 1e6) s after the cap, "
             + "top layer stopped \(Double(lastTop - capAt) / 1e6) s, layer 0 keyframe \(Double(firstLow.time - capAt) / 1e6) s")
         XCTAssertEqual(simulation.subscriber(carol).targets.last?.target, 2, "carol keeps the top layer")
     }

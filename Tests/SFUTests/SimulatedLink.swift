@@ -18,6 +18,12 @@ struct SimulatedLink {
     /// With `receiverStall`: the held packets are stamped as read at this rate after the
     /// stall (a starved browser catching up on its socket backlog) instead of all at once.
     var catchUpBps: Double?
+    /// Between `from` and `to` the receiver reads only at `bps` (a browser starved on a loaded
+    /// host) and stamps what it still holds at `to` all at once: no queue on the path.
+    var slowReader: (from: Int64, to: Int64, bps: Double)?
+    private var lastSlowStamp: Int64 = 0
+    /// Packets dropped at the tail of the full queue.
+    private(set) var drops = 0
     private var queueFreeAt: Int64 = 0
     private var heldStall: Int64 = -1
     private var heldBytes = 0
@@ -32,7 +38,7 @@ struct SimulatedLink {
     mutating func send(size: Int, now: Int64) -> Int64? {
         if randomLoss > 0, Double(rng.next() % 1_000_000) / 1_000_000 < randomLoss { return nil }
         let start = max(now, queueFreeAt)
-        guard start - now <= maxQueueDelay else { return nil }
+        guard start - now <= maxQueueDelay else { drops += 1; return nil }
         queueFreeAt = start + Int64(Double(size * 8) * 1_000_000 / capacityBps)
         let arrival = queueFreeAt + propagation
         if let stall = receiverStall, arrival % stall.every < stall.length {
@@ -42,6 +48,11 @@ struct SimulatedLink {
             heldBytes += size
             lastRelease = end + Int64(Double(heldBytes * 8) * 1_000_000 / rate)
             return lastRelease
+        }
+        if let slow = slowReader, arrival >= slow.from, arrival < slow.to {
+            let stamp = min(max(arrival, lastSlowStamp + Int64(Double(size * 8) * 1_000_000 / slow.bps)), slow.to)
+            lastSlowStamp = stamp
+            return stamp
         }
         // The socket buffer is FIFO: nothing overtakes the backlog being read.
         if catchUpBps != nil { return max(arrival, lastRelease) }
