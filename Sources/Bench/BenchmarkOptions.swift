@@ -120,63 +120,33 @@ extension BenchmarkOptions {
     /// Parses flags (`--flag value` or `--flag=value`). Pure: reads no files.
     public static func parse(_ args: [String]) throws(BenchmarkOptionsError) -> BenchmarkCommand {
         var options = BenchmarkOptions()
-        var index = 0
-        while index < args.count {
-            var flag = args[index]
-            var inline: String?
-            if flag.hasPrefix("--"), let eq = flag.firstIndex(of: "=") {
-                inline = String(flag[flag.index(after: eq)...])
-                flag = String(flag[..<eq])
-            }
-            index += 1
-            func value() throws(BenchmarkOptionsError) -> String {
-                if let inline { return inline }
-                guard index < args.count else { throw .missingValue(flag) }
-                defer { index += 1 }
-                return args[index]
-            }
-            func integer(_ range: ClosedRange<Int>) throws(BenchmarkOptionsError) -> Int {
-                let text = try value()
-                guard let n = Int(text), range.contains(n) else {
-                    throw .invalidValue(flag: flag, value: text, expected: "an integer in \(range.lowerBound)...\(range.upperBound)")
-                }
-                return n
-            }
-            func seconds(_ range: ClosedRange<Double>) throws(BenchmarkOptionsError) -> Double {
-                let text = try value()
-                guard let n = Double(text), n.isFinite, range.contains(n) else {
-                    throw .invalidValue(flag: flag, value: text, expected: "seconds in \(range.lowerBound)...\(range.upperBound)")
-                }
-                return n
-            }
+        var reader = FlagReader(args)
+        while reader.next() {
+            let flag = reader.flag
             switch flag {
             case "--help", "-h":
                 return .help
             case "--url":
-                let text = try value()
-                guard text.hasPrefix("ws://") || text.hasPrefix("wss://"), text.count > 6 else {
-                    throw .invalidValue(flag: flag, value: text, expected: "a ws:// or wss:// URL")
-                }
-                options.url = text
+                options.url = try reader.webSocketURL()
             case "--secret-file":
-                let text = try value()
+                let text = try reader.value()
                 guard !text.isEmpty else { throw .invalidValue(flag: flag, value: text, expected: "a path") }
                 options.secretFile = text
             case "--secret":
-                let text = try value()
+                let text = try reader.value()
                 guard !text.isEmpty else { throw .invalidValue(flag: flag, value: "(empty)", expected: "base64url text") }
                 options.secret = text
-            case "--idle": options.idle = try integer(0 ... maxIdle)
-            case "--pairs": options.pairs = try integer(0 ... maxPairs)
-            case "--callee-devices": options.calleeDevices = try integer(1 ... maxCalleeDevices)
-            case "--duration": options.durationSeconds = try seconds(0.1 ... maxDurationSeconds)
-            case "--warmup": options.warmupSeconds = try seconds(0 ... maxDurationSeconds)
-            case "--connect-rate": options.connectRate = try integer(1 ... 100_000)
-            case "--idle-processes": options.idleProcesses = try integer(0 ... maxIdleProcesses)
-            case "--setup-timeout": options.setupTimeoutSeconds = try seconds(0.1 ... 600)
-            case "--server-pid": options.serverPID = Int32(try integer(1 ... Int(Int32.max)))
+            case "--idle": options.idle = try reader.integer(0 ... maxIdle)
+            case "--pairs": options.pairs = try reader.integer(0 ... maxPairs)
+            case "--callee-devices": options.calleeDevices = try reader.integer(1 ... maxCalleeDevices)
+            case "--duration": options.durationSeconds = try reader.seconds(0.1 ... maxDurationSeconds)
+            case "--warmup": options.warmupSeconds = try reader.seconds(0 ... maxDurationSeconds)
+            case "--connect-rate": options.connectRate = try reader.integer(1 ... 100_000)
+            case "--idle-processes": options.idleProcesses = try reader.integer(0 ... maxIdleProcesses)
+            case "--setup-timeout": options.setupTimeoutSeconds = try reader.seconds(0.1 ... 600)
+            case "--server-pid": options.serverPID = Int32(try reader.integer(1 ... Int(Int32.max)))
             case "--json":
-                if let inline { throw .invalidValue(flag: flag, value: inline, expected: "no value") }
+                if let inline = reader.inline { throw .invalidValue(flag: flag, value: inline, expected: "no value") }
                 options.json = true
             default:
                 throw .unknownFlag(flag)

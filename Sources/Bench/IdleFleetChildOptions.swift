@@ -26,42 +26,17 @@ public struct IdleFleetChildOptions: Equatable, Sendable {
     public static func parse(_ args: [String]) throws(BenchmarkOptionsError) -> IdleFleetChildOptions {
         var options = IdleFleetChildOptions()
         var seen: Set<String> = []
-        var index = 0
-        while index < args.count {
-            var flag = args[index]
-            var inline: String?
-            if flag.hasPrefix("--"), let eq = flag.firstIndex(of: "=") {
-                inline = String(flag[flag.index(after: eq)...])
-                flag = String(flag[..<eq])
+        var reader = FlagReader(args)
+        while reader.next() {
+            switch reader.flag {
+            case "--url": options.url = try reader.webSocketURL()
+            case "--count": options.count = try reader.integer(1 ... BenchmarkOptions.maxIdle)
+            case "--offset": options.offset = try reader.integer(0 ... BenchmarkOptions.maxIdle)
+            case "--connect-rate": options.connectRate = try reader.integer(1 ... 100_000)
+            case "--in-flight": options.maxInFlight = try reader.integer(1 ... 64)
+            default: throw .unknownFlag(reader.flag)
             }
-            index += 1
-            func value() throws(BenchmarkOptionsError) -> String {
-                if let inline { return inline }
-                guard index < args.count else { throw .missingValue(flag) }
-                defer { index += 1 }
-                return args[index]
-            }
-            func integer(_ range: ClosedRange<Int>) throws(BenchmarkOptionsError) -> Int {
-                let text = try value()
-                guard let n = Int(text), range.contains(n) else {
-                    throw .invalidValue(flag: flag, value: text, expected: "an integer in \(range.lowerBound)...\(range.upperBound)")
-                }
-                return n
-            }
-            switch flag {
-            case "--url":
-                let text = try value()
-                guard text.hasPrefix("ws://") || text.hasPrefix("wss://"), text.count > 6 else {
-                    throw .invalidValue(flag: flag, value: text, expected: "a ws:// or wss:// URL")
-                }
-                options.url = text
-            case "--count": options.count = try integer(1 ... BenchmarkOptions.maxIdle)
-            case "--offset": options.offset = try integer(0 ... BenchmarkOptions.maxIdle)
-            case "--connect-rate": options.connectRate = try integer(1 ... 100_000)
-            case "--in-flight": options.maxInFlight = try integer(1 ... 64)
-            default: throw .unknownFlag(flag)
-            }
-            seen.insert(flag)
+            seen.insert(reader.flag)
         }
         for required in ["--url", "--count", "--offset"] where !seen.contains(required) {
             throw .missingValue(required)
