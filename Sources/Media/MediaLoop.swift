@@ -78,14 +78,7 @@ public final class MediaLoop {
         receiveBatch = UDPReceiveBatch(capacity: configuration.batchSize, slotSize: configuration.maxDatagramSize)
         sendBatch = UDPSendBatch(capacity: configuration.batchSize, slotSize: configuration.maxDatagramSize)
         UDPReceiveBatch.enableKernelTimestamps(on: socket)
-        var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw .socketFailed(errno: errno) }
-        for fd in fds {
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        }
-        wakeRead = fds[0]
-        wakeWrite = fds[1]
+        (wakeRead, wakeWrite) = try WakePipe.make()
     }
 
     deinit {

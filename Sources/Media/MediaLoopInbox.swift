@@ -72,14 +72,7 @@ final class MediaLoopInbox {
     init(maxDatagrams: Int = MediaLoopInbox.defaultMaxDatagrams, arenaBytes: Int = MediaLoopInbox.defaultArenaBytes) throws(UDPSocketError) {
         filling = Buffer(capacity: max(1, maxDatagrams), arenaBytes: max(1, arenaBytes))
         draining = Buffer(capacity: max(1, maxDatagrams), arenaBytes: max(1, arenaBytes))
-        var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw .socketFailed(errno: errno) }
-        for fd in fds {
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        }
-        wakeRead = fds[0]
-        wakeWrite = fds[1]
+        (wakeRead, wakeWrite) = try WakePipe.make()
     }
 
     deinit {
