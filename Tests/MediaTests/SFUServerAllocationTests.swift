@@ -101,26 +101,25 @@ final class SFUServerAllocationTests: XCTestCase {
     /// parsed packets, the expanded NACK, the responder's decisions, and unspecialized
     /// `IndexingIterator` / `firstIndex(where:)` in `for … in` loops.
     func testForwardingPathAllocatesNothingWithAESCM() throws {
-        try SRTPLibrary.ensureInitialized()
-        XCTAssertTrue(SRTPLibrary.usesOpenSSLCrypto, "libsrtp2 must run on the OpenSSL types (unset SWITCHBOARD_SRTP_NSS)")
-        let figures = try measureRoom(profiles: [.aes128CMHMACSHA180])
-        XCTAssertGreaterThan(figures.rtpInputs, 0)
-        XCTAssertEqual(figures.rtpAllocations, 0, "allocations in the RTP forwarding handler (AES-CM)")
-        XCTAssertGreaterThan(figures.rtcpInputs, 0)
-        XCTAssertEqual(figures.rtcpAllocations, 0, "allocations in the RTCP handler (AES-CM)")
+        try assertHandlersAllocateNothing(profile: .aes128CMHMACSHA180, label: "AES-CM")
     }
 
     /// AES-GCM (what browsers pick): zero as well. Through NSS it was 5 per SRTP call (a
     /// softoken session context, PR_NewLock, freebl's GCM context), one unprotect per input plus
     /// one protect per forward.
     func testForwardingPathAllocatesNothingWithGCM() throws {
+        try assertHandlersAllocateNothing(profile: .aeadAES128GCM, label: "GCM")
+    }
+
+    /// The RTP and RTCP handlers of a warm room on `profile` allocate nothing at all.
+    func assertHandlersAllocateNothing(profile: DTLSSRTPProfile, label: String, line: UInt = #line) throws {
         try SRTPLibrary.ensureInitialized()
-        XCTAssertTrue(SRTPLibrary.usesOpenSSLCrypto, "libsrtp2 must run on the OpenSSL types (unset SWITCHBOARD_SRTP_NSS)")
-        let figures = try measureRoom(profiles: [.aeadAES128GCM])
-        XCTAssertGreaterThan(figures.rtpInputs, 0)
-        XCTAssertEqual(figures.rtpAllocations, 0, "allocations in the RTP forwarding handler (GCM)")
-        XCTAssertGreaterThan(figures.rtcpInputs, 0)
-        XCTAssertEqual(figures.rtcpAllocations, 0, "allocations in the RTCP handler (GCM)")
+        XCTAssertTrue(SRTPLibrary.usesOpenSSLCrypto, "libsrtp2 must run on the OpenSSL types (unset SWITCHBOARD_SRTP_NSS)", line: line)
+        let figures = try measureRoom(profiles: [profile])
+        XCTAssertGreaterThan(figures.rtpInputs, 0, line: line)
+        XCTAssertEqual(figures.rtpAllocations, 0, "allocations in the RTP forwarding handler (\(label))", line: line)
+        XCTAssertGreaterThan(figures.rtcpInputs, 0, line: line)
+        XCTAssertEqual(figures.rtcpAllocations, 0, "allocations in the RTCP handler (\(label))", line: line)
     }
 
     func measureRoom(profiles: [DTLSSRTPProfile]) throws -> Figures {
