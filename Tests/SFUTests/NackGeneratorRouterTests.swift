@@ -14,10 +14,6 @@ final class NackGeneratorRouterTests: XCTestCase {
         }
     }
 
-    func rtx(osn: UInt16, rtxSeq: UInt16, ts: UInt32, payload: [UInt8]) -> [UInt8] {
-        rtpPacket(ssrc: 0x1B, seq: rtxSeq, ts: ts, pt: 97, payload: [UInt8(osn >> 8), UInt8(osn & 0xFF)] + payload)
-    }
-
     func testUplinkGapIsNACKedOnTickAndTheRTXRepairIsForwarded() throws {
         let router = makeRouter()
         try router.join(alice, room: room, description: receiver("a"), now: 0)

@@ -10,10 +10,6 @@ import XCTest
 final class ReplayTests: XCTestCase {
     let vp8WithRTX = CodecDescription(name: "VP8", payloadType: 96, clockRate: 90000, rtxPayloadType: 97)
 
-    func rtx(osn: UInt16, rtxSeq: UInt16, ts: UInt32, payload: [UInt8]) -> [UInt8] {
-        rtpPacket(ssrc: 0x1B, seq: rtxSeq, ts: ts, pt: 97, payload: [UInt8(osn >> 8), UInt8(osn & 0xFF)] + payload)
-    }
-
     func testRTXPaddingCopiesAndDuplicatesAreNotForwardedButRealRepairsAre() throws {
         let router = makeRouter()
         try router.join(alice, room: room, description: receiver("a"), now: 0)

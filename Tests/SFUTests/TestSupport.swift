@@ -110,3 +110,9 @@ let carol = ParticipantID(3)
 let room = RoomID("room-1")
 
 func makeRouter() -> Router { Router(config: RouterConfig(ssrcSeed: 42)) }
+
+/// An RFC 4588 §4 retransmission on the test RTX stream (SSRC 0x1B, payload type 97): the
+/// original sequence number (OSN) in the first two payload bytes, then the original payload.
+func rtx(osn: UInt16, rtxSeq: UInt16, ts: UInt32, payload: [UInt8]) -> [UInt8] {
+    rtpPacket(ssrc: 0x1B, seq: rtxSeq, ts: ts, pt: 97, payload: [UInt8(osn >> 8), UInt8(osn & 0xFF)] + payload)
+}
