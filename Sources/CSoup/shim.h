@@ -64,4 +64,10 @@ static inline int sb_epoll_poll(int epfd, uint32_t *events, uint64_t *data, int 
 }
 // GSourceFunc return value for sources that stay attached.
 static inline gboolean sb_g_source_continue_value(void) { return G_SOURCE_CONTINUE; }
+// The calling thread's kernel name (prctl(2) PR_SET_NAME / PR_GET_NAME; what top, perf and
+// /proc/self/task/*/comm show). prctl is variadic, so not callable from Swift. The kernel
+// keeps at most 15 bytes; `buffer` of PR_GET_NAME must hold 16.
+#include <sys/prctl.h>
+static inline int sb_set_thread_name(const char *name) { return prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0); }
+static inline int sb_get_thread_name(char buffer[16]) { return prctl(PR_GET_NAME, (unsigned long)buffer, 0, 0, 0); }
 #endif

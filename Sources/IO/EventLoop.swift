@@ -52,6 +52,11 @@ public final class EventLoop {
         let started = DispatchSemaphore(value: 0)
         let t = Thread { [self] in
             Thread.current.name = name
+            // The kernel's thread name (what top, perf and /proc show), set by the thread
+            // itself: Foundation's `Thread.current` may be a fresh object that never passed
+            // the name on, and a new thread otherwise keeps its creator's name. The kernel
+            // truncates to 15 bytes.
+            _ = sb_set_thread_name(name)
             g_main_context_push_thread_default(context)
             execute { started.signal() }
             iterate()

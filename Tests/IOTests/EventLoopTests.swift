@@ -1,3 +1,4 @@
+import CSoup
 import Foundation
 import IO
 import XCTest
@@ -22,7 +23,9 @@ final class EventLoopTests: XCTestCase {
         DispatchQueue.global().async {
             loop.execute {
                 XCTAssertTrue(loop.isOnLoopThread)
-                XCTAssertEqual(Thread.current.name, "test-loop")
+                var name = [CChar](repeating: 0, count: 16)
+                XCTAssertEqual(sb_get_thread_name(&name), 0)
+                XCTAssertEqual(String(cString: name), "test-loop")
                 done.fulfill()
             }
         }
