@@ -6,6 +6,12 @@ import IO
 final class IdleFleet {
     /// 15 s: the protocol's heartbeat interval (the server closes after 45 s of silence).
     static let pingIntervalSeconds = 15
+    /// 250 ms between two looks at the sockets of a connected idle fleet (``PollPacer``):
+    /// every look costs O(its sockets) in GLib and poll(2), and an idle device's only
+    /// traffic is a ping and its pong every 15 s. 250 ms delays a pong by at most that, far
+    /// inside the server's 45 s idle timeout, and keeps the fleet's loop at a few
+    /// iterations per second (the heartbeat tick, the progress report, one batch of pongs).
+    static let pollSpacingMicros: Int64 = 250_000
     let loop: EventLoop
     let metrics: BenchMetrics
     private let makeDevice: (Int) -> BenchDevice

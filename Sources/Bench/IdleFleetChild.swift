@@ -51,9 +51,15 @@ public enum IdleFleetChild {
         let heartbeat = Heartbeat(loop: loop) { fleet.devices }
         let reporter = ProgressReporter(loop: loop, fleet: fleet, metrics: metrics)
         loop.execute {
+            // Unpaced while connecting (each handshake needs several round trips), paced
+            // once every device is welcomed or failed: from then on only pings and pongs.
+            PacedPoll.install(spacingMicros: 0)
             heartbeat.start()
             reporter.start()
-            fleet.connectAll { reporter.settled() }
+            fleet.connectAll {
+                PacedPoll.install(spacingMicros: IdleFleet.pollSpacingMicros)
+                reporter.settled()
+            }
         }
 
         // Stdin EOF (or a read error) = stop. Anything after the secret line is ignored.
