@@ -30,9 +30,8 @@ final class PairLoopsTests: XCTestCase {
         loops.start()
         defer { loops.stop() }
         let owners = loops.onEach { k in loops.loops.enumerated().map { $0.element.isOnLoopThread ? $0.offset : -1 }.filter { $0 >= 0 } == [k] }
-        XCTAssertEqual(owners, [true, true, true])
-        let names = loops.onEach { _ in Thread.current.name ?? "" }
-        XCTAssertEqual(names, ["bench-pairs-0", "bench-pairs-1", "bench-pairs-2"])
+        XCTAssertEqual(owners, [true, true, true], "body k runs on loop k's thread and no other loop's")
+        XCTAssertEqual(loops.loops.map(\.name), ["bench-pairs-0", "bench-pairs-1", "bench-pairs-2"])
     }
 
     func testMergedMetricsAddUpAcrossLoops() {
