@@ -8,10 +8,13 @@
 # stops the server. Output kept in $OUT (default ./bench-out/LABEL.txt).
 # IDLE_PROCS=K (env): child processes holding the idle devices (--idle-processes K; 0 = all
 # in the bench process, as before); unset = the bench's default, one child per 1,250 idle (8 for 10,000).
+# PAIRS_PER_LOOP=N (env): pairs per event loop of the bench process (--pairs-per-loop N;
+# unset = the bench's default). Only with a binary that knows the flag.
 set -euo pipefail
 BIN=$(realpath "$1"); LABEL=$2; IDLE=$3; PAIRS=$4; DUR=$5; SHARDS=${6:-1}
 IDLE_FLAGS=()
 [ -n "${IDLE_PROCS:-}" ] && IDLE_FLAGS=(--idle-processes "$IDLE_PROCS")
+[ -n "${PAIRS_PER_LOOP:-}" ] && IDLE_FLAGS+=(--pairs-per-loop "$PAIRS_PER_LOOP")
 OUT=${OUT:-$PWD/bench-out}
 mkdir -p "$OUT"
 DIR=$(mktemp -d)

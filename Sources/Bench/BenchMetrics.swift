@@ -43,6 +43,21 @@ final class BenchMetrics {
         for key in latencies.keys { latencies[key]?.reset() }
     }
 
+    /// Adds `other`'s counters, rejections, errors and latency samples to these (one
+    /// benchmark's pair loops, ``PairLoops/merged()``). Call where both are safe to read.
+    func absorb(_ other: BenchMetrics) {
+        framesReceived += other.framesReceived
+        framesSent += other.framesSent
+        commandsSent += other.commandsSent
+        setupsCompleted += other.setupsCompleted
+        accepted += other.accepted
+        expectedRejections += other.expectedRejections
+        for (code, n) in other.rejectedByCode { rejectedByCode[code, default: 0] += n }
+        for (code, example) in other.rejectionExamples where rejectionExamples[code] == nil { rejectionExamples[code] = example }
+        for (key, n) in other.errors { errors[key, default: 0] += n }
+        for (stage, recorder) in other.latencies { latencies[stage, default: LatencyRecorder()].absorb(recorder) }
+    }
+
     /// The monotonic counters at one instant, for per-window rates.
     struct Counts {
         var framesReceived = 0, framesSent = 0, commandsSent = 0, setupsCompleted = 0

@@ -13,6 +13,10 @@ public struct BenchmarkOptions: Equatable, Sendable {
     /// Caller/callee pairs driving call setups in a closed loop. 200: enough outstanding
     /// work to keep a single-threaded server busy without client-side queueing dominating.
     public var pairs = 200
+    /// Pairs per event loop (thread) of the benchmark process (``PairLoops``). 4: 16 sockets
+    /// per loop, so a frame's wake-up scans a handful of sockets instead of all 800 of 200
+    /// pairs (docs/benchmarks.md, "Benchmark CPU per setup"); measured below.
+    public var pairsPerLoop = 4
     /// Devices per callee account (all ring, one answers). 3: phone + tablet + desktop.
     public var calleeDevices = 3
     /// Measured seconds of call setups.
@@ -105,6 +109,7 @@ extension BenchmarkOptions {
       --idle N               idle connected devices (default 10000)
       --pairs N              concurrent caller/callee pairs (default 200)
       --callee-devices N     devices per callee account, 1-16 (default 3)
+      --pairs-per-loop N     pairs per event loop (thread) of this process (default 4)
       --duration SECONDS     measured time (default 20)
       --warmup SECONDS       unmeasured setups first (default 2)
       --connect-rate N       idle connections opened per second (default 2000)
@@ -139,6 +144,7 @@ extension BenchmarkOptions {
             case "--idle": options.idle = try reader.integer(0 ... maxIdle)
             case "--pairs": options.pairs = try reader.integer(0 ... maxPairs)
             case "--callee-devices": options.calleeDevices = try reader.integer(1 ... maxCalleeDevices)
+            case "--pairs-per-loop": options.pairsPerLoop = try reader.integer(1 ... maxPairs)
             case "--duration": options.durationSeconds = try reader.seconds(0.1 ... maxDurationSeconds)
             case "--warmup": options.warmupSeconds = try reader.seconds(0 ... maxDurationSeconds)
             case "--connect-rate": options.connectRate = try reader.integer(1 ... 100_000)

@@ -24,6 +24,8 @@ public struct BenchmarkReport: Codable, Equatable, Sendable {
     public var idleChildrenCPUCores: Double?
     public var pairs: Int
     public var calleeDevices: Int
+    /// Event loops (threads) of this process that drove the pairs (``PairLoops``).
+    public var pairLoops: Int
     public var pairDevicesConnected: Int
     public var pairConnectSeconds: Double
     public var warmupSeconds: Double
@@ -67,6 +69,13 @@ public struct BenchmarkReport: Codable, Equatable, Sendable {
         return cores * measuredSeconds * 1_000_000 / Double(setupsCompleted)
     }
 
+    /// This process's CPU time per complete setup in µs (the pair loops' share; idle devices
+    /// in this process with `--idle-processes 0` are counted too).
+    public var clientCPUMicrosecondsPerSetup: Double? {
+        guard let cores = clientCPUCores, setupsCompleted > 0, measuredSeconds > 0 else { return nil }
+        return cores * measuredSeconds * 1_000_000 / Double(setupsCompleted)
+    }
+
     public func json() -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -84,7 +93,7 @@ public struct BenchmarkReport: Codable, Equatable, Sendable {
             out.append("idle processes: \(idleProcesses), connect time per child: "
                 + idleChildConnectSeconds.map { $0.map { f($0, 2) + " s" } ?? "not settled" }.joined(separator: ", "))
         }
-        out.append("pairs: \(pairs) × (1 caller + \(calleeDevices) callee devices), \(pairDevicesConnected) pair devices connected in \(f(pairConnectSeconds, 2)) s")
+        out.append("pairs: \(pairs) × (1 caller + \(calleeDevices) callee devices) on \(pairLoops) loops, \(pairDevicesConnected) pair devices connected in \(f(pairConnectSeconds, 2)) s")
         out.append("measured: \(f(measuredSeconds, 1)) s after \(f(warmupSeconds, 1)) s warm-up")
         out.append("")
         out.append("complete setups/s : \(f(setupsPerSecond))  (\(setupsCompleted) setups)")
@@ -93,6 +102,7 @@ public struct BenchmarkReport: Codable, Equatable, Sendable {
         if let s = serverCPUCores { out.append("server CPU        : \(f(s, 2)) cores") }
         if let u = serverCPUMicrosecondsPerSetup { out.append("server CPU/setup  : \(f(u, 0)) µs") }
         if let c = clientCPUCores { out.append("benchmark CPU     : \(f(c, 2)) cores") }
+        if let u = clientCPUMicrosecondsPerSetup { out.append("benchmark CPU/setup: \(f(u, 0)) µs") }
         if let c = idleChildrenCPUCores { out.append("idle children CPU : \(f(c, 2)) cores") }
         if let w = serverRunQueueWaitFraction { out.append("server loop waiting for a CPU: \(f(w * 100, 0)) % of the window") }
         if let l = loadAverage { out.append("host load average : \(f(l, 2)) on \(cpus) CPUs") }

@@ -47,6 +47,8 @@ final class InProcessIdleDevices: IdleDevices {
         loop.execute { [heartbeat] in heartbeat.start() }
         guard total > 0 else { return true }
         let settled = DispatchSemaphore(value: 0)
+        // Not paced (``PollPacer``): the orchestrator reads this fleet's counters through
+        // the loop at the window's edges, and a paced loop would answer up to 1 s late.
         loop.execute { [fleet] in fleet.connectAll { settled.signal() } }
         if settled.wait(timeout: .now() + boundSeconds) == .success { return true }
         loop.execute { [fleet] in fleet.stopConnecting() }

@@ -12,7 +12,10 @@ import IO
 /// and exits. A 1 s check of getppid() backs this up: a reparented child exits at once, so
 /// no orphan outlives a crashed benchmark.
 public enum IdleFleetChild {
-    /// 250 ms: the parent polls every 50 ms; 4 lines/s per child is negligible CPU.
+    /// 250 ms while connecting: the parent polls every 50 ms and shows progress. Once
+    /// settled the report rides on the heartbeat's 1 s tick instead of a timer of its own:
+    /// only drops and errors can change then, and every wake-up of the child's loop costs
+    /// O(its sockets).
     static let reportIntervalMs: Int64 = 250
     /// Exit status: 0 done, 1 could not run, 2 bad flags.
     public static func main(_ args: [String]) -> Int32 {
@@ -51,9 +54,16 @@ public enum IdleFleetChild {
         let heartbeat = Heartbeat(loop: loop) { fleet.devices }
         let reporter = ProgressReporter(loop: loop, fleet: fleet, metrics: metrics)
         loop.execute {
+            // Unpaced while connecting (each handshake needs several round trips), paced
+            // once every device is welcomed or failed: from then on only pings and pongs.
+            PacedPoll.install(spacingMicros: 0)
             heartbeat.start()
             reporter.start()
-            fleet.connectAll { reporter.settled() }
+            fleet.connectAll {
+                PacedPoll.install(spacingMicros: IdleFleet.pollSpacingMicros)
+                reporter.settled()
+                heartbeat.onTick = { reporter.report() }
+            }
         }
 
         // Stdin EOF (or a read error) = stop. Anything after the secret line is ignored.
@@ -101,7 +111,7 @@ final class ProgressReporter {
     func start() {
         report()
         loop.schedule(afterMilliseconds: IdleFleetChild.reportIntervalMs) { [self] in
-            guard !stopped else { return }
+            guard !stopped, connectSeconds == nil else { return }
             start()
         }
     }
@@ -113,7 +123,8 @@ final class ProgressReporter {
 
     func stop() { stopped = true }
 
-    private func report() {
+    func report() {
+        guard !stopped else { return }
         let message = IdleChildMessage(connected: fleet.connected, failed: fleet.failed, dropped: fleet.droppedAfterConnect,
                                        settled: connectSeconds != nil, connectSeconds: connectSeconds, errors: metrics.errors)
         guard message != last else { return }

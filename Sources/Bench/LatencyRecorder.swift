@@ -21,6 +21,14 @@ struct LatencyRecorder {
         }
     }
 
+    /// Adds `other`'s samples as if they had been recorded here, after these. Exact while
+    /// neither recorder reached ``capacity``; beyond it the merged reservoir counts each of
+    /// `other`'s kept samples once (its skipped samples only raise ``count``).
+    mutating func absorb(_ other: LatencyRecorder) {
+        for sample in other.samples { record(sample) }
+        count += other.count - other.samples.count
+    }
+
     mutating func reset() {
         samples.removeAll(keepingCapacity: true)
         count = 0

@@ -6,7 +6,8 @@ import IO
 /// drives complete call setups through its IM channel, then prints the figures
 /// (docs/benchmarks.md). Bounded in count and time: every phase has a deadline.
 ///
-/// Threads: one event loop for the call pairs (the latency measurements); the idle devices
+/// Threads: ``PairLoops`` for the call pairs (the latency measurements, a few pairs per
+/// loop); the idle devices
 /// live in `--idle-processes` child processes (``ChildProcessIdleDevices``) or, with 0, on
 /// one more event loop here (``InProcessIdleDevices``); the calling thread only orchestrates.
 public enum SignalingBenchmark {
@@ -49,8 +50,7 @@ final class SignalingRun {
     let signer: TokenSigner
     /// The token secret, handed to idle children on their stdin.
     let secret: [UInt8]
-    let pairLoop = EventLoop(name: "bench-pairs")
-    let pairMetrics = BenchMetrics()
+    let pairLoops: PairLoops
     /// Makes eventIDs and callIDs unique across runs against the same database (eventIDs
     /// are remembered 24 h; a repeat would be answered `duplicate`).
     let runTag = String(UInt64(EventLoop.wallClockMilliseconds()), radix: 36)
@@ -60,6 +60,7 @@ final class SignalingRun {
         self.options = options
         self.secret = secret
         signer = TokenSigner(secret: secret)
+        pairLoops = PairLoops(count: PairLoops.loopCount(pairs: options.pairs, pairsPerLoop: options.pairsPerLoop))
     }
 
     func token(account: String, device: String) -> String {
@@ -70,28 +71,6 @@ final class SignalingRun {
             return ""
         }
         return signer.mint(claims)
-    }
-
-    /// Runs `body` on `loop` and waits for its value.
-    func on<T>(_ loop: EventLoop, _ body: @escaping () -> T) -> T {
-        let done = DispatchSemaphore(value: 0)
-        var value: T?
-        loop.execute {
-            value = body()
-            done.signal()
-        }
-        done.wait()
-        return value!
-    }
-
-    /// Polls `condition` on `loop` every 50 ms until true or `seconds` pass.
-    func wait(on loop: EventLoop, seconds: Double, until condition: @escaping () -> Bool) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: seconds)
-        while Date() < deadline {
-            if on(loop, condition) { return true }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        return on(loop, condition)
     }
 
     static func seconds(since startMicros: Int64) -> Double {
@@ -113,8 +92,8 @@ final class SignalingRun {
             serverPID = ServerProcess.listener(port: port)
             if serverPID == nil { notes.append("server process not found (pass --server-pid): no memory figures") }
         }
-        pairLoop.start()
-        defer { pairLoop.stop() }
+        pairLoops.start()
+        defer { pairLoops.stop() }
 
         // 1. Idle devices, in this process or in K children.
         let rssBefore = serverPID.flatMap { ServerProcess.residentKB(pid: $0) }
@@ -142,46 +121,57 @@ final class SignalingRun {
         let idleConnected = fleet.connected
 
         // 2. Pair devices: connect, hello, wait for caughtUp (earlier runs' backlog replayed).
-        let pairs: [BenchPair] = on(pairLoop) { [self] in
-            (0 ..< options.pairs).map { i in
+        let loops = pairLoops
+        let perLoop: [[BenchPair]] = loops.onEach { [self] k in
+            let loop = loops.loops[k], metrics = loops.metrics[k]
+            return PairLoops.pairIndices(loop: k, loops: loops.loops.count, pairs: options.pairs).map { i in
                 let caller = BenchDevice(account: "bench-a-\(i)", device: "d0", token: token(account: "bench-a-\(i)", device: "d0"),
-                                         loop: pairLoop, metrics: pairMetrics)
+                                         loop: loop, metrics: metrics)
                 let callees = (0 ..< options.calleeDevices).map { d in
                     BenchDevice(account: "bench-b-\(i)", device: "d\(d)", token: token(account: "bench-b-\(i)", device: "d\(d)"),
-                                loop: pairLoop, metrics: pairMetrics)
+                                loop: loop, metrics: metrics)
                 }
-                return BenchPair(index: i, caller: caller, callees: callees, metrics: pairMetrics, loop: pairLoop,
+                return BenchPair(index: i, caller: caller, callees: callees, metrics: metrics, loop: loop,
                                  runTag: runTag, setupTimeoutMs: Int64(options.setupTimeoutSeconds * 1000))
             }
         }
-        let pairDevices = pairs.flatMap { [$0.caller] + $0.callees }
-        let pairHeartbeat = Heartbeat(loop: pairLoop) { pairDevices }
-        pairLoop.execute { pairHeartbeat.start() }
-        let pairConnector = ConnectThrottle(loop: pairLoop, url: options.url, rate: options.connectRate)
+        let devicesPerLoop = perLoop.map { $0.flatMap { [$0.caller] + $0.callees } }
+        let pairs = perLoop.flatMap { $0 }
+        let pairDeviceCount = devicesPerLoop.reduce(0) { $0 + $1.count }
+        // The fleet's connect rate and handshakes in flight, split over the loops.
+        let loopRate = max(1, options.connectRate / loops.loops.count)
+        let loopInFlight = max(1, ConnectThrottle.defaultMaxInFlight / loops.loops.count)
+        let url = options.url
         let pairConnectStart = EventLoop.monotonicMicroseconds()
-        on(pairLoop) { [pairMetrics] in
-            for device in pairDevices {
-                device.onConnectFailed = { _, error in pairMetrics.error("pairConnectFailed(\(IdleFleet.short(error)))") }
-                device.onClose = { _, code in pairMetrics.error("pairDeviceClosed(\(code))") }
+        let (pairHeartbeats, pairConnectors) = loops.onEach { k -> (Heartbeat, ConnectThrottle) in
+            let loop = loops.loops[k], metrics = loops.metrics[k], devices = devicesPerLoop[k]
+            let heartbeat = Heartbeat(loop: loop) { devices }
+            heartbeat.start()
+            for device in devices {
+                device.onConnectFailed = { _, error in metrics.error("pairConnectFailed(\(IdleFleet.short(error)))") }
+                device.onClose = { _, code in metrics.error("pairDeviceClosed(\(code))") }
             }
-            pairConnector.connect(pairDevices)
+            let connector = ConnectThrottle(loop: loop, url: url, rate: loopRate, maxInFlight: loopInFlight)
+            connector.connect(devices)
+            return (heartbeat, connector)
+        }.reduce(into: ([Heartbeat](), [ConnectThrottle]())) { $0.0.append($1.0); $0.1.append($1.1) }
+        _ = loops.wait(seconds: 30 + Double(pairDeviceCount) / Double(options.connectRate)) { k in
+            devicesPerLoop[k].allSatisfy { $0.caughtUp || $0.closed }
         }
-        _ = wait(on: pairLoop, seconds: 30 + Double(pairDevices.count) / Double(options.connectRate)) {
-            pairDevices.allSatisfy { $0.caughtUp || $0.closed }
-        }
-        let pairConnected = on(pairLoop) { pairDevices.filter { $0.caughtUp }.count }
+        let pairConnected = loops.onEach { k in devicesPerLoop[k].filter { $0.caughtUp }.count }.reduce(0, +)
         let pairConnectSeconds = Self.seconds(since: pairConnectStart)
 
         // 3. Closed-loop setups: only pairs whose devices all connected take part.
-        let ready = on(pairLoop) { pairs.filter { p in p.caller.caughtUp && p.callees.allSatisfy { $0.caughtUp } } }
-        if ready.count < pairs.count { notes.append("\(pairs.count - ready.count) pairs not connected; they did not run") }
-        let limit = on(pairLoop) { ready.first?.caller.commandsPerSecond } ?? 50
+        let readyPerLoop = loops.onEach { k in perLoop[k].filter { p in p.caller.caughtUp && p.callees.allSatisfy { $0.caughtUp } } }
+        let readyCount = readyPerLoop.reduce(0) { $0 + $1.count }
+        if readyCount < pairs.count { notes.append("\(pairs.count - readyCount) pairs not connected; they did not run") }
+        let limit = loops.onEach { k in readyPerLoop[k].first?.caller.commandsPerSecond }.compactMap { $0 }.first ?? 50
         let interval = BenchPair.minimumSetupIntervalMs(commandsPerSecond: limit)
-        if !ready.isEmpty {
+        if readyCount > 0 {
             notes.append("each pair starts at most one setup per \(interval) ms (server limit \(limit) commands/s per device): "
-                + "at most \(Int(Double(ready.count) * 1000 / Double(interval))) setups/s with \(ready.count) pairs")
+                + "at most \(Int(Double(readyCount) * 1000 / Double(interval))) setups/s with \(readyCount) pairs")
         }
-        on(pairLoop) { ready.forEach { $0.minimumSetupIntervalMs = interval; $0.start() } }
+        _ = loops.onEach { k in readyPerLoop[k].forEach { $0.minimumSetupIntervalMs = interval; $0.start() } }
         Thread.sleep(forTimeInterval: options.warmupSeconds)
 
         let cpuTicks0 = serverPID.flatMap { ServerProcess.cpuTicks(pid: $0) }
@@ -190,17 +180,10 @@ final class SignalingRun {
         let idle0 = fleet.counts
         let childPIDs = fleet.childPIDs
         let childTicks0 = childPIDs.compactMap { ServerProcess.cpuTicks(pid: $0) }
-        let pair0 = on(pairLoop) { [self] () -> BenchMetrics.Counts in
-            pairMetrics.resetSamples()
-            pairMetrics.measuring = true
-            return pairMetrics.counts
-        }
+        let pair0 = loops.measuring(true)
         let windowStart = EventLoop.monotonicMicroseconds()
         Thread.sleep(forTimeInterval: options.durationSeconds)
-        let pair1 = on(pairLoop) { [self] () -> BenchMetrics.Counts in
-            pairMetrics.measuring = false
-            return pairMetrics.counts
-        }
+        let pair1 = loops.measuring(false)
         let idle1 = fleet.counts
         let childTicks1 = childPIDs.compactMap { ServerProcess.cpuTicks(pid: $0) }
         let window = Self.seconds(since: windowStart)
@@ -210,8 +193,8 @@ final class SignalingRun {
         let ownCPU1 = ServerProcess.ownCPUSeconds()
 
         // 4. Drain: in-flight setups finish (or time out), then everything closes.
-        on(pairLoop) { ready.forEach { $0.stop() } }
-        if !wait(on: pairLoop, seconds: options.setupTimeoutSeconds + 2, until: { ready.allSatisfy { $0.stopped } }) {
+        _ = loops.onEach { k in readyPerLoop[k].forEach { $0.stop() } }
+        if !loops.wait(seconds: options.setupTimeoutSeconds + 2, until: { k in readyPerLoop[k].allSatisfy { $0.stopped } }) {
             notes.append("some setups were still in flight at the end")
         }
         let rssEnd = serverPID.flatMap { ServerProcess.residentKB(pid: $0) }
@@ -220,18 +203,18 @@ final class SignalingRun {
         let idleErrors = fleet.errors
         let childConnectSeconds = fleet.childConnectSeconds
         let notConnected = max(0, options.idle - idleConnected - failed)
-        on(pairLoop) {
-            pairHeartbeat.stop()
-            pairDevices.forEach { $0.close() }
+        _ = loops.onEach { k in
+            pairHeartbeats[k].stop()
+            devicesPerLoop[k].forEach { $0.close() }
         }
         notes += fleet.stop()
 
         // Everything the loops' callbacks reach stays alive until the sockets are closed.
-        withExtendedLifetime((fleet, pairs, pairDevices, pairConnector)) {}
+        withExtendedLifetime((fleet, pairs, devicesPerLoop, pairConnectors)) {}
         let d = (pair1 - pair0) + (idle1 - idle0)
-        let m = on(pairLoop) { [self] in (pairMetrics.latencies, pairMetrics.accepted, pairMetrics.rejectedByCode,
-                                          pairMetrics.expectedRejections, pairMetrics.errors,
-                                          pairMetrics.rejectionExamples) }
+        let merged = loops.merged()
+        let m = (merged.latencies, merged.accepted, merged.rejectedByCode, merged.expectedRejections, merged.errors,
+                 merged.rejectionExamples)
         var errors = m.4
         for (key, value) in idleErrors { errors[key, default: 0] += value }
         let latencies = Stage.allCases.map { stage in
@@ -252,7 +235,7 @@ final class SignalingRun {
             idleFailed: failed, idleNotConnectedInTime: notConnected, idleDroppedDuringRun: dropped, idleConnectSeconds: idleSeconds,
             idleProcesses: childConnectSeconds.count, idleChildConnectSeconds: childConnectSeconds,
             idleChildrenCPUCores: childrenCPU,
-            pairs: options.pairs, calleeDevices: options.calleeDevices, pairDevicesConnected: pairConnected, pairConnectSeconds: pairConnectSeconds,
+            pairs: options.pairs, calleeDevices: options.calleeDevices, pairLoops: loops.loops.count, pairDevicesConnected: pairConnected, pairConnectSeconds: pairConnectSeconds,
             warmupSeconds: options.warmupSeconds, measuredSeconds: window,
             setupsCompleted: d.setupsCompleted, setupsPerSecond: Double(d.setupsCompleted) / window,
             commandsPerSecond: Double(d.commandsSent) / window, eventsPerSecond: Double(d.framesReceived) / window,

@@ -36,6 +36,40 @@ final class IdleFleetEndToEndTests: XCTestCase {
         XCTAssertEqual(idleFleetProcesses(), [], "no idle child survives the run")
     }
 
+    /// Three pairs on three loops (`--pairs-per-loop 1`): every pair's setups complete with
+    /// no error, and the merged figures count all three loops' setups and latencies.
+    func testPairsOnSeveralLoopsCompleteSetups() throws {
+        let server = try BenchServer()
+        var options = BenchmarkOptions()
+        options.url = server.url
+        options.secret = "unused: the run gets the bytes"
+        options.idle = 10
+        options.idleProcesses = 1
+        options.pairs = 3
+        options.pairsPerLoop = 1
+        options.calleeDevices = 3
+        options.durationSeconds = 2
+        options.warmupSeconds = 0.5
+        options.connectRate = 400
+        options.serverPID = server.process.processIdentifier
+        options.idleChildExecutable = BenchServer.binary.path
+        let report = SignalingRun(options: options, secret: BenchServer.secret).run()
+
+        XCTAssertEqual(report.pairLoops, 3)
+        XCTAssertEqual(report.idleConnected, 10, "notes: \(report.notes)")
+        XCTAssertEqual(report.pairDevicesConnected, 3 * 4)
+        XCTAssertGreaterThan(report.setupsCompleted, 0)
+        XCTAssertEqual(report.errorCount, 0, "\(report.errors)")
+        let setup = report.latencies.first { $0.stage == Stage.setup.rawValue }?.latency
+        XCTAssertEqual(setup?.count, report.setupsCompleted, "one complete-setup sample per counted setup")
+        let incoming = report.latencies.first { $0.stage == Stage.inviteIncoming.rawValue }?.latency
+        // Every counted setup rang 3 devices, except at most one per pair that started in the warm-up.
+        XCTAssertGreaterThanOrEqual(incoming?.count ?? 0, 3 * (report.setupsCompleted - 3), "all 3 callee devices rang")
+        XCTAssertNotNil(report.clientCPUMicrosecondsPerSetup)
+        XCTAssertTrue(report.text.contains("on 3 loops"))
+        XCTAssertEqual(idleFleetProcesses(), [], "no idle child survives the run")
+    }
+
     /// A child whose parent goes away without closing anything: the kernel closes the stdin
     /// pipe, the child sees EOF and exits (here: the parent's handle is dropped, which closes
     /// stdin; SIGKILL of a whole benchmark closes it the same way).
