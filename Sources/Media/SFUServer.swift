@@ -63,6 +63,15 @@ public final class SFUServer {
     /// Subscribers with probe padding due (reused per timer tick).
     var probing: [ParticipantID] = []
     let scratch: UnsafeMutableRawBufferPointer
+    /// Send-side pacer of this worker (SFUServer+Pacing.swift): one pool of packet slots for
+    /// all subscribers, allocated here once (`PacerConfig.slotCount` × the scratch size).
+    let pacer: Pacer
+    /// When the timer's housekeeping (RTCP, DTLS timers, renegotiation) runs next, ms; the
+    /// timer runs more often while the pacer has packets queued.
+    var nextHousekeeping: Int64 = .min
+    /// Tests: pace every subscriber as if its downlink estimate were this (bit/s) instead of
+    /// the router's (`Router.pacingEstimate`). Loop thread.
+    var pacingEstimateOverride: UInt64?
     var loopThread: pthread_t?
     private var started = false
     private let stateLock = NSLock()
@@ -87,6 +96,9 @@ public final class SFUServer {
         answerCodecs = configuration.codecs
         batch = ForwardingBatch(capacity: 1024)
         scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: max(2048, loopConfiguration.maxDatagramSize + 64), alignment: 16)
+        var pacerConfig = PacerConfig()
+        pacerConfig.slotSize = scratch.count
+        pacer = Pacer(config: pacerConfig)
         loop.ice.consentTimeoutMilliseconds = configuration.consentTimeoutMilliseconds
         installHandlers()
     }
