@@ -9,8 +9,8 @@ import SRTP
 import XCTest
 
 /// The pacer on the real send path (docs/rtcp.md, "Pacing"): a room over loopback (UDP, ICE,
-/// DTLS, SRTP GCM) whose subscribers are paced at 2.5 × 200 kbit/s, fed 15-packet video
-/// bursts (12 kB: more than the 2.5 kB burst budget, so most of each burst queues) with audio
+/// DTLS, SRTP GCM) whose subscribers are paced at 2.5 × 400 kbit/s, fed 15-packet video
+/// bursts (≈ 13 kB: more than the 5 kB burst budget, so most of each burst queues) with audio
 /// and 5 % downlink loss answered by NACK (resends queue too).
 final class SFUServerPacingTests: XCTestCase {
     /// The RTP and RTCP handlers still allocate nothing when forwards and resends queue, and
@@ -19,7 +19,7 @@ final class SFUServerPacingTests: XCTestCase {
     func testQueuedAndReleasedPacketsAllocateNothing() throws {
         try SRTPLibrary.ensureInitialized()
         let server = try SFUServer(configuration: MediaConfiguration(host: "127.0.0.1", port: 0, srtpProfiles: [.aeadAES128GCM], ssrcSeed: 11))
-        server.pacingEstimateOverride = 200_000
+        server.pacingEstimateOverride = 400_000
         let events = ServerEvents()
         events.attach(to: server)
         server.start()
@@ -57,7 +57,7 @@ final class SFUServerPacingTests: XCTestCase {
         var releaseAllocations: UInt64 = 0
         var releasedDirectly: UInt64 = 0
 
-        /// `count` bursts 150 ms apart (≈ 650 kbit/s of video: above the pacing rate while a
+        /// `count` bursts 200 ms apart (≈ 510 kbit/s of video: above the pacing rate while a
         /// burst lasts, below it on average), audio every 20 ms.
         func bursts(_ count: Int, measureRelease: Bool) throws {
             for burst in 0..<count {
@@ -82,7 +82,7 @@ final class SFUServerPacingTests: XCTestCase {
                     releaseAllocations += allocations
                     releasedDirectly += released
                 }
-                for step in 0..<7 {
+                for step in 0..<10 {
                     let length = try audio.write(into: scratch, payloadLength: 160, session: session) {
                         BenchPayload.audio($0, stamp: monotonicNanoseconds())
                     }
@@ -102,7 +102,7 @@ final class SFUServerPacingTests: XCTestCase {
 
         try bursts(16, measureRelease: false)  // warm-up: caches, NACK state, keyframe
         let warm = server.loop.sync { _ in server.pacer.stats }
-        XCTAssertGreaterThan(warm.queued, 100, "bursts queue at 500 kbit/s")
+        XCTAssertGreaterThan(warm.queued, 100, "bursts queue at 1 Mbit/s")
 
         let ledger = AllocationLedger()
         server.loop.sync { loop in ledger.wrap(loop) }
