@@ -56,7 +56,7 @@ extension SFUServer {
 
     // MARK: RTP
 
-    /// SRTP in → router → per subscriber: write, protect, queue. No allocation.
+    /// SRTP in → router → per subscriber: write, pace (send now or queue in the pacer), protect, queue for sendmmsg. No allocation.
     func handleRTP(_ session: ICESessionID, _ bytes: UnsafeRawBufferPointer) {
         guard let participant = bySession[session] else { return }
         guard let srtp = participant.srtp else {

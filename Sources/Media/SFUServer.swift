@@ -17,8 +17,10 @@ import SRTP
 ///
 /// Hot path (`onRTP`): SRTP is removed in place in the loop's receive slot, the router fills
 /// a reused `ForwardingBatch`, and each forward is written into one preallocated scratch
-/// buffer, protected in place with the subscriber's SRTP context and queued for sendmmsg —
-/// no heap allocation per packet.
+/// buffer, admitted to the send-side pacer (SFUServer+Pacing.swift: sent at once while the
+/// subscriber's budget allows, else copied into the pacer's preallocated pool and released by
+/// the timer), protected in place with the subscriber's SRTP context and queued for
+/// sendmmsg — no heap allocation per packet.
 public final class SFUServer {
     public let configuration: MediaConfiguration
     public let loop: MediaLoop
