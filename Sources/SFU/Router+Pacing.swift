@@ -15,8 +15,9 @@ extension Router {
     /// The pacer dropped a frame of the stream `subscriber` receives as `ssrc`: its decoder's
     /// reference chain is broken, so nothing more of that stream is forwarded until a
     /// keyframe (the queue drains meanwhile instead of filling with undecodable frames), and
-    /// the keyframe is requested (throttled like every request). The outgoing sequence stays
-    /// continuous, as after an urgent layer switch (`retarget`). False: no such subscription.
+    /// the keyframe is requested (throttled like every request). At the keyframe the outgoing
+    /// sequence continues after the last number assigned (`needsResync`), so what was skipped
+    /// while waiting leaves no gap. False: no such subscription.
     @discardableResult
     public func pacerDroppedFrame(subscriber: ParticipantID, ssrc: UInt32) -> Bool {
         guard let state = participants[subscriber], let subscription = state.subscriptions[ssrc],
@@ -24,6 +25,7 @@ extension Router {
         subscription.updateSlot { slot in
             slot.currentLayer = nil
             slot.waitingForKeyframe = true
+            slot.needsResync = true
         }
         let layer = min(max(slot.targetLayer, 0), subscription.track.highestLayer)
         requestKeyframe(publisher: subscription.track.publisher, stream: subscription.track.streams[layer])
