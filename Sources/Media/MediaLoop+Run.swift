@@ -16,6 +16,10 @@ extension MediaLoop {
         publish()
         while true {
             now = Self.monotonicMilliseconds()
+            if let requested = requestedTimerDeadline {
+                handlerDeadline = min(handlerDeadline ?? requested, requested)
+                requestedTimerDeadline = nil
+            }
             var deadline = nextICETick
             if let handlerDeadline { deadline = min(deadline, handlerDeadline) }
             let timeout = Int32(max(0, min(deadline - now, Self.maxSleep)))
@@ -34,6 +38,10 @@ extension MediaLoop {
             if now >= nextICETick {
                 for event in ice.tick(now: now) { onICEEvent(self, event, now) }
                 nextICETick = now + Self.iceTickInterval
+            }
+            if let requested = requestedTimerDeadline {
+                handlerDeadline = min(handlerDeadline ?? requested, requested)
+                requestedTimerDeadline = nil
             }
             if let deadline = handlerDeadline, now >= deadline { handlerDeadline = onTimer(self, now) }
             flushSends()

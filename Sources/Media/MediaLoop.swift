@@ -60,6 +60,8 @@ public final class MediaLoop {
     private let wakeRead: Int32
     private let wakeWrite: Int32
     private var thread: pthread_t?
+    /// A handler asked for `onTimer` at this deadline (ms) or earlier (`requestTimer`).
+    var requestedTimerDeadline: Int64?
     /// The pool this loop is a worker of (`MediaLoop+Handoff.swift`); set before `start`,
     /// then read on the loop thread only. Nil for a lone loop.
     var group: MediaLoopGroup?
@@ -167,6 +169,12 @@ public final class MediaLoop {
         case .unreachable, .full: stats.sendDrops &+= 1
         }
         return false
+    }
+
+    /// Runs `onTimer` at `deadline` (ms, monotonic) at the latest, earlier than the deadline it
+    /// last returned (e.g. a handler queued packets for the pacer). Loop thread only.
+    public func requestTimer(at deadline: Int64) {
+        requestedTimerDeadline = min(requestedTimerDeadline ?? deadline, deadline)
     }
 
     /// `[UInt8]` convenience for `send(_:to:)` (control traffic).

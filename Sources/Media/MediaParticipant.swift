@@ -69,9 +69,10 @@ final class MediaParticipant {
     var dirtySince: Int64?
     var lastChange: Int64 = 0
 
-    /// Transport-wide sequence number for what we send it (one per transport, RFC draft
-    /// holmer §3: per leg).
-    var transportSequence: UInt16 = 0
+    /// Its transport-cc extension id (0: not negotiated), where the pacer finds the
+    /// transport-wide number of a queued packet. The number itself is the pacer lane's (one
+    /// per transport, RFC draft holmer §3: per leg), assigned at egress.
+    var transportCCID: UInt8 { extensionIDs[.transportWideCC] ?? 0 }
     var packetsIn: UInt64 = 0
     var bytesIn: UInt64 = 0
     var packetsOut: UInt64 = 0

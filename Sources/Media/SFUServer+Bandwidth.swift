@@ -48,9 +48,11 @@ extension SFUServer {
             // Bounded by the probe's byte budget; the cap guards against a logic error only.
             for _ in 0..<1_000 {
                 do {
-                    guard let written = try router.writeProbePadding(subscriber: id, now: now, transportSequenceNumber: subscriber.transportSequence,
+                    // Not paced by the lane's budget: the router spreads the padding at the
+                    // probe's own rate over the timer calls (every 5 ms while probing).
+                    guard let written = try router.writeProbePadding(subscriber: id, now: now, transportSequenceNumber: pacer.transportSequence(of: id),
                                                                      into: scratch) else { break }
-                    subscriber.transportSequence &+= 1
+                    _ = pacer.takeTransportSequence(id)
                     let protected = try outbound.protectRTP(scratch, length: written)
                     if loop.send(UnsafeRawBufferPointer(rebasing: scratch[0..<protected]), to: subscriber.session) {
                         counters.probePadding &+= 1

@@ -56,7 +56,7 @@ extension SFUServer {
 
     // MARK: RTP
 
-    /// SRTP in → router → per subscriber: write, protect, queue. No allocation.
+    /// SRTP in → router → per subscriber: write, pace (send now or queue in the pacer), protect, queue for sendmmsg. No allocation.
     func handleRTP(_ session: ICESessionID, _ bytes: UnsafeRawBufferPointer) {
         guard let participant = bySession[session] else { return }
         guard let srtp = participant.srtp else {
@@ -83,28 +83,45 @@ extension SFUServer {
         case .unknownPayloadType: counters.unknownPayloadType &+= 1; return
         case .unknownParticipant, .muted, .retransmission, .duplicate: return
         }
+        // Audio never waits behind video (`Pacer`): it bypasses the queues.
+        let packetClass: PacketClass = router.lastRoutedKind == .audio ? .audio : .video
+        var queued = false
         for index in 0..<batch.count {
-            let raw = Int(batch[index].subscriber.raw)
+            let forward = batch[index]
+            let raw = Int(forward.subscriber.raw)
             guard raw < slots.count, let subscriber = slots[raw], let outbound = subscriber.srtp else {
                 counters.forwardSkippedNoKeys &+= 1
                 continue
             }
             do {
-                let written = try batch.write(index, into: scratch, transportSequenceNumber: subscriber.transportSequence)
-                router.recordSent(subscriber: subscriber.id, transportSequenceNumber: subscriber.transportSequence, size: written, now: now)
-                subscriber.transportSequence &+= 1
-                // Nothing is copied for NACKs here: the router stored the original once per
-                // publisher stream and logged this send (docs/rtcp.md, NACK).
-                let protected = try outbound.protectRTP(scratch, length: written)
-                if loop.send(UnsafeRawBufferPointer(rebasing: scratch[0..<protected]), to: subscriber.session) {
-                    counters.forwarded &+= 1
-                    subscriber.packetsOut &+= 1
-                    subscriber.bytesOut &+= UInt64(protected)
+                // Written with the lane's next transport-wide number: kept when it leaves now
+                // (the common case: nothing copied), renumbered at egress when it queues.
+                let sequence = pacer.transportSequence(of: subscriber.id)
+                let written = try batch.write(index, into: scratch, transportSequenceNumber: sequence)
+                switch pacer.admit(subscriber.id, packetClass, packet: UnsafeRawBufferPointer(rebasing: scratch[0..<written]),
+                                   frameSSRC: forward.ssrc, frameTimestamp: forward.timestamp,
+                                   transportCCID: forward.extensions.transportCC, now: now) {
+                case .sendNow:
+                    router.recordSent(subscriber: subscriber.id, transportSequenceNumber: sequence, size: written, now: now)
+                    // Nothing is copied for NACKs here: the router stored the original once per
+                    // publisher stream and logged this send (docs/rtcp.md, NACK).
+                    let protected = try outbound.protectRTP(scratch, length: written)
+                    if loop.send(UnsafeRawBufferPointer(rebasing: scratch[0..<protected]), to: subscriber.session) {
+                        counters.forwarded &+= 1
+                        subscriber.packetsOut &+= 1
+                        subscriber.bytesOut &+= UInt64(protected)
+                    }
+                case .queued:
+                    queued = true
+                case .dropped:
+                    break  // counted by the pacer; a dropped frame's keyframe request follows
                 }
             } catch {
                 counters.forwardErrors &+= 1
             }
         }
+        if queued { schedulePacing() }
+        if pacer.hasKeyframeRequests { handlePacerKeyframeRequests() }
     }
 
     func countSRTP(_ error: SRTPError) {
@@ -159,15 +176,24 @@ extension SFUServer {
             let raw = Int(pending.subscriber.raw)
             guard raw < slots.count, let subscriber = slots[raw], let outbound = subscriber.srtp else { continue }
             do {
-                guard let written = try router.writeRetransmission(pending, now: now, transportSequenceNumber: subscriber.transportSequence,
+                let sequence = pacer.transportSequence(of: subscriber.id)
+                guard let written = try router.writeRetransmission(pending, now: now, transportSequenceNumber: sequence,
                                                                    into: scratch) else { continue }
-                router.recordSent(subscriber: subscriber.id, transportSequenceNumber: subscriber.transportSequence, size: written, now: now)
-                subscriber.transportSequence &+= 1
-                let protected = try outbound.protectRTP(scratch, length: written)
-                if loop.send(UnsafeRawBufferPointer(rebasing: scratch[0..<protected]), to: subscriber.session) {
-                    counters.retransmitted &+= 1
-                    subscriber.packetsOut &+= 1
-                    subscriber.bytesOut &+= UInt64(protected)
+                // Retransmissions queue ahead of new video when the lane's budget is spent.
+                switch pacer.admit(subscriber.id, .retransmission, packet: UnsafeRawBufferPointer(rebasing: scratch[0..<written]),
+                                   frameSSRC: pending.ssrc, frameTimestamp: 0, transportCCID: subscriber.transportCCID, now: now) {
+                case .sendNow:
+                    router.recordSent(subscriber: subscriber.id, transportSequenceNumber: sequence, size: written, now: now)
+                    let protected = try outbound.protectRTP(scratch, length: written)
+                    if loop.send(UnsafeRawBufferPointer(rebasing: scratch[0..<protected]), to: subscriber.session) {
+                        counters.retransmitted &+= 1
+                        subscriber.packetsOut &+= 1
+                        subscriber.bytesOut &+= UInt64(protected)
+                    }
+                case .queued:
+                    schedulePacing()
+                case .dropped:
+                    break
                 }
             } catch {
                 counters.forwardErrors &+= 1
@@ -224,7 +250,22 @@ extension SFUServer {
         }
     }
 
+    /// Every `timerIntervalMilliseconds` the housekeeping below; in between, while packets
+    /// are queued or a probe runs, every pacing interval (5 ms) the pacer's releases and the
+    /// probe padding (SFUServer+Pacing.swift).
     func timer(now: Int64) -> Int64? {
+        let micros = Self.monotonicMicroseconds()
+        releasePaced(now: micros)
+        if now >= nextHousekeeping {
+            housekeeping(now: now)
+            updatePacingRates(now: Self.monotonicMicroseconds())
+            nextHousekeeping = now + configuration.timerIntervalMilliseconds
+        }
+        sendProbePadding()
+        return nextTimerDeadline(now: now, micros: micros)
+    }
+
+    func housekeeping(now: Int64) {
         if !handshaking.isEmpty {
             for participant in Array(handshaking.values) {
                 guard let deadline = participant.dtls.nextTimeout, now >= deadline else { continue }
@@ -232,7 +273,6 @@ extension SFUServer {
             }
         }
         send(router.tick(now: Self.monotonicMicroseconds(), ntp: Self.ntpNow()))
-        sendProbePadding()
         for change in router.takeSpeakerChanges() {
             let speaker = change.speaker.flatMap { id -> MemberID? in
                 let raw = Int(id.raw)
@@ -241,7 +281,6 @@ extension SFUServer {
             onActiveSpeaker(change.room.raw, speaker)
         }
         flushRenegotiations(now: now)
-        return now + configuration.timerIntervalMilliseconds
     }
 
     // MARK: Removal, stats

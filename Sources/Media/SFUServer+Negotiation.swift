@@ -324,6 +324,7 @@ extension SFUServer {
     }
 
     func freeSlot(_ id: ParticipantID) {
+        pacer.removeLane(id)
         slots[Int(id.raw)] = nil
         freeSlots.append(id.raw)
     }

@@ -17,8 +17,10 @@ import SRTP
 ///
 /// Hot path (`onRTP`): SRTP is removed in place in the loop's receive slot, the router fills
 /// a reused `ForwardingBatch`, and each forward is written into one preallocated scratch
-/// buffer, protected in place with the subscriber's SRTP context and queued for sendmmsg —
-/// no heap allocation per packet.
+/// buffer, admitted to the send-side pacer (SFUServer+Pacing.swift: sent at once while the
+/// subscriber's budget allows, else copied into the pacer's preallocated pool and released by
+/// the timer), protected in place with the subscriber's SRTP context and queued for
+/// sendmmsg — no heap allocation per packet.
 public final class SFUServer {
     public let configuration: MediaConfiguration
     public let loop: MediaLoop
@@ -63,6 +65,15 @@ public final class SFUServer {
     /// Subscribers with probe padding due (reused per timer tick).
     var probing: [ParticipantID] = []
     let scratch: UnsafeMutableRawBufferPointer
+    /// Send-side pacer of this worker (SFUServer+Pacing.swift): one pool of packet slots for
+    /// all subscribers, allocated here once (`PacerConfig.slotCount` × the scratch size).
+    let pacer: Pacer
+    /// When the timer's housekeeping (RTCP, DTLS timers, renegotiation) runs next, ms; the
+    /// timer runs more often while the pacer has packets queued.
+    var nextHousekeeping: Int64 = .min
+    /// Tests: pace every subscriber as if its downlink estimate were this (bit/s) instead of
+    /// the router's (`Router.pacingEstimate`). Loop thread.
+    var pacingEstimateOverride: UInt64?
     var loopThread: pthread_t?
     private var started = false
     private let stateLock = NSLock()
@@ -87,6 +98,9 @@ public final class SFUServer {
         answerCodecs = configuration.codecs
         batch = ForwardingBatch(capacity: 1024)
         scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: max(2048, loopConfiguration.maxDatagramSize + 64), alignment: 16)
+        var pacerConfig = PacerConfig()
+        pacerConfig.slotSize = scratch.count
+        pacer = Pacer(config: pacerConfig)
         loop.ice.consentTimeoutMilliseconds = configuration.consentTimeoutMilliseconds
         installHandlers()
     }

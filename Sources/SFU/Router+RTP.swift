@@ -61,6 +61,7 @@ extension Router {
             return .unknownSSRC
         }
         let track = route.track
+        lastRoutedKind = track.kind  // for the pacer (audio never waits behind video)
         let stream = route.stream
         if track.kind == .audio { observeAudioLevel(view, track: track, participant: participant, now: now) }
         var repaired = false

@@ -43,6 +43,9 @@ public final class Router {
     var lastLayerEvaluation: Int64 = .min / 4
     /// The latest `now` the router was given (for calls that carry no time, like `leave`).
     var lastNow: Int64 = 0
+    /// Kind of the track the last `handleRTP` routed (valid with its batch): the send-side
+    /// pacer lets audio bypass the video queue (Router+Pacing.swift).
+    public internal(set) var lastRoutedKind: MediaKind = .video
     /// Where a publisher's RTX packet is unwrapped to its original form (RFC 4588) before
     /// forwarding; valid until the next `handleRTP` (the batch's source points into it).
     let repairBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: RetransmissionCache.slotSize, alignment: 16)
