@@ -12,12 +12,15 @@ final class SQLiteConnection {
     private var inBatch = false
     /// True between a BEGIN IMMEDIATE and its COMMIT/ROLLBACK.
     private(set) var holdsWriteLock = false
-    /// Last outbox seq per device as this connection last saw it (see
-    /// `SQLiteCallStore.append`). Valid while no other connection has committed (checked
-    /// with `PRAGMA data_version` when the write lock is taken) and nothing this connection
-    /// wrote was rolled back (cleared on every rollback, of a step or of a transaction).
-    var seqCache: [StoredDeviceKey: Int64] = [:]
-    /// `PRAGMA data_version` when `seqCache` was last known valid.
+    /// The outbox log's in-memory index (see `OutboxIndex`); nil = must be rebuilt before use.
+    /// Valid while no other connection has committed (checked with `PRAGMA data_version` when
+    /// the write lock is taken and before reads outside it) and nothing that changed it was
+    /// rolled back (dropped on such a rollback, of a step or of a transaction).
+    var outboxIndex: OutboxIndex?
+    /// Whether the current step (or transaction) changed `outboxIndex`: a rollback must then
+    /// drop it. Set by the changer before the change.
+    var outboxIndexTouched = false
+    /// `PRAGMA data_version` when `outboxIndex` was last known valid.
     private var dataVersion: Int64 = -1
 
     /// 5 s: far longer than any single commit here (tens of microseconds), so a second process
@@ -128,13 +131,18 @@ final class SQLiteConnection {
     func immediateTransaction<T>(_ body: () throws -> T) throws -> T {
         if inBatch {
             try execute("SAVEPOINT step")
+            // A change of an earlier step in the batch is kept unless the batch rolls back.
+            let touchedBefore = outboxIndexTouched
+            outboxIndexTouched = false
             do {
                 let result = try body()
                 try execute("RELEASE step")
+                outboxIndexTouched = outboxIndexTouched || touchedBefore
                 return result
             } catch {
                 if let db { sqlite3_exec(db, "ROLLBACK TO step; RELEASE step", nil, nil, nil) }
-                seqCache.removeAll()
+                if outboxIndexTouched { outboxIndex = nil }
+                outboxIndexTouched = touchedBefore
                 throw error
             }
         }
@@ -165,23 +173,48 @@ final class SQLiteConnection {
         do {
             if writing {
                 holdsWriteLock = true
-                // Another connection (process) committed since: its appends moved seqs.
-                let version = try scalarInt("PRAGMA data_version") ?? 0
-                if version != dataVersion {
-                    seqCache.removeAll()
-                    dataVersion = version
-                }
+                outboxIndexTouched = false
+                try dropDerivedStateIfOthersCommitted()
             }
             let result = try body()
             try execute("COMMIT")
             holdsWriteLock = false
+            outboxIndexTouched = false
             return result
         } catch {
             holdsWriteLock = false
-            seqCache.removeAll()
+            if outboxIndexTouched { outboxIndex = nil }
+            outboxIndexTouched = false
             rollbackIfActive()
             throw error
         }
+    }
+
+    /// Drops `outboxIndex` if another connection (process) committed since it was last
+    /// validated: its appends and acknowledgements moved seqs and rows. Called when the write
+    /// lock is taken and by reads outside it; not needed while holding the write lock, under
+    /// which nobody else can commit.
+    func dropDerivedStateIfOthersCommitted() throws {
+        let version = try scalarInt("PRAGMA data_version") ?? 0
+        if version != dataVersion {
+            outboxIndex = nil
+            dataVersion = version
+        }
+    }
+
+    /// Prepares, runs and finalizes a statement without caching it (migrations, whose
+    /// statements may name tables that a later statement drops).
+    func withUncached<T>(_ sql: String, _ body: (SQLiteStatement) throws -> T) throws -> T {
+        guard let db else { throw StorageError.closed }
+        var handle: OpaquePointer?
+        let rc = sqlite3_prepare_v2(db, sql, -1, &handle, nil)
+        guard rc == SQLITE_OK, let handle else {
+            sqlite3_finalize(handle)
+            throw error(rc)
+        }
+        let statement = SQLiteStatement(handle: handle, connection: self)
+        defer { statement.finalize() }
+        return try body(statement)
     }
 
     private func rollbackIfActive() {
