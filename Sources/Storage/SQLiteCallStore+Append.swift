@@ -34,7 +34,7 @@ extension SQLiteCallStore {
             try statement.bind(2, record.encoded())
             try statement.run()
         }
-        connection.outboxIndexTouched = true
+        connection.derivedTouched = true
         index.appended(row: connection.lastInsertRowID, record)
         return entries
     }

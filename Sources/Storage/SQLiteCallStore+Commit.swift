@@ -74,7 +74,12 @@ extension SQLiteCallStore {
                 throw StorageError.revisionConflict(current: try revision(of: call.callID, in: connection))
             }
             if step.descriptionsChanged { try writeDescriptions(of: call, in: connection) }
-            let stored = try participantRows(of: call.callID, isTerminal: call.isTerminal, in: connection)
+            let stored: (accounts: [String], flagDiffers: Bool)
+            if let cached = connection.participantsCache[call.callID] {
+                stored = (cached.accounts, cached.isTerminal != call.isTerminal)
+            } else {
+                stored = try participantRows(of: call.callID, isTerminal: call.isTerminal, in: connection)
+            }
             if stored.accounts != call.participants {
                 try connection.with("DELETE FROM call_participants WHERE call_id = ?1") { statement in
                     try statement.bind(1, call.callID)
@@ -90,6 +95,7 @@ extension SQLiteCallStore {
                     try statement.run()
                 }
             }
+            remember(call, in: connection)
         } else {
             try connection.with("""
                 INSERT INTO calls (call_id, revision, state, is_terminal, created_at, updated_at)
@@ -104,8 +110,25 @@ extension SQLiteCallStore {
                 throw StorageError.revisionConflict(current: try revision(of: call.callID, in: connection))
             }
             try insertParticipants(of: call, in: connection)
+            remember(call, in: connection)
             if !call.descriptions.isEmpty { try writeDescriptions(of: call, in: connection) }
         }
+    }
+
+    /// 10,000 live calls: far more than one hub holds in progress (each is a ringing or
+    /// connected call); a connection that somehow collects more starts over.
+    static let participantsCacheLimit = 10_000
+
+    /// Records the participants just written (see `SQLiteConnection.participantsCache`).
+    /// Ended calls leave: they are rarely written again.
+    private static func remember(_ call: StoredCall, in connection: SQLiteConnection) {
+        connection.derivedTouched = true
+        if call.isTerminal {
+            connection.participantsCache[call.callID] = nil
+            return
+        }
+        if connection.participantsCache.count >= participantsCacheLimit { connection.participantsCache.removeAll() }
+        connection.participantsCache[call.callID] = (call.participants, false)
     }
 
     /// Upserts the call's descriptions row, or deletes it when they are empty. An upsert

@@ -68,7 +68,7 @@ extension SQLiteCallStore {
                     try statement.bind(4, last)
                     try statement.run()
                 }
-                connection.outboxIndexTouched = true
+                connection.derivedTouched = true
                 for row in index.acknowledged(device, upTo: acked) {
                     try Self.deleteLogRow(row, in: connection)
                 }

@@ -42,7 +42,7 @@ extension SQLiteCallStore {
                 // `acknowledge` deletes a log row once all its entries are acknowledged; this
                 // catches rows left behind (e.g. migrated ones already acknowledged).
                 let index = try Self.outboxIndex(in: connection)
-                connection.outboxIndexTouched = true
+                connection.derivedTouched = true
                 for row in index.orphanRows.sorted() {
                     try Self.deleteLogRow(row, in: connection)
                     counts.outboxEntries += connection.changes

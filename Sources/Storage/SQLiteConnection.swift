@@ -17,9 +17,20 @@ final class SQLiteConnection {
     /// the write lock is taken and before reads outside it) and nothing that changed it was
     /// rolled back (dropped on such a rollback, of a step or of a transaction).
     var outboxIndex: OutboxIndex?
-    /// Whether the current step (or transaction) changed `outboxIndex`: a rollback must then
-    /// drop it. Set by the changer before the change.
-    var outboxIndexTouched = false
+    /// Participants and terminal flag of calls as stored, per call ID, as this connection
+    /// last wrote or read them, so that a step's call update need not read the participant
+    /// rows back to compare. Same validity as `outboxIndex`; only live calls are kept.
+    var participantsCache: [String: (accounts: [String], isTerminal: Bool)] = [:]
+    /// Whether the current step (or transaction) changed `outboxIndex` or
+    /// `participantsCache`: a rollback must then drop them. Set by the changer before the
+    /// change.
+    var derivedTouched = false
+
+    /// Forgets the derived state; it is rebuilt from the database on next use.
+    func dropDerivedState() {
+        outboxIndex = nil
+        participantsCache.removeAll()
+    }
     /// `PRAGMA data_version` when `outboxIndex` was last known valid.
     private var dataVersion: Int64 = -1
 
@@ -132,17 +143,17 @@ final class SQLiteConnection {
         if inBatch {
             try execute("SAVEPOINT step")
             // A change of an earlier step in the batch is kept unless the batch rolls back.
-            let touchedBefore = outboxIndexTouched
-            outboxIndexTouched = false
+            let touchedBefore = derivedTouched
+            derivedTouched = false
             do {
                 let result = try body()
                 try execute("RELEASE step")
-                outboxIndexTouched = outboxIndexTouched || touchedBefore
+                derivedTouched = derivedTouched || touchedBefore
                 return result
             } catch {
                 if let db { sqlite3_exec(db, "ROLLBACK TO step; RELEASE step", nil, nil, nil) }
-                if outboxIndexTouched { outboxIndex = nil }
-                outboxIndexTouched = touchedBefore
+                if derivedTouched { dropDerivedState() }
+                derivedTouched = touchedBefore
                 throw error
             }
         }
@@ -173,31 +184,31 @@ final class SQLiteConnection {
         do {
             if writing {
                 holdsWriteLock = true
-                outboxIndexTouched = false
+                derivedTouched = false
                 try dropDerivedStateIfOthersCommitted()
             }
             let result = try body()
             try execute("COMMIT")
             holdsWriteLock = false
-            outboxIndexTouched = false
+            derivedTouched = false
             return result
         } catch {
             holdsWriteLock = false
-            if outboxIndexTouched { outboxIndex = nil }
-            outboxIndexTouched = false
+            if derivedTouched { dropDerivedState() }
+            derivedTouched = false
             rollbackIfActive()
             throw error
         }
     }
 
-    /// Drops `outboxIndex` if another connection (process) committed since it was last
+    /// Drops the derived state (`outboxIndex`, `participantsCache`) if another connection (process) committed since it was last
     /// validated: its appends and acknowledgements moved seqs and rows. Called when the write
     /// lock is taken and by reads outside it; not needed while holding the write lock, under
     /// which nobody else can commit.
     func dropDerivedStateIfOthersCommitted() throws {
         let version = try scalarInt("PRAGMA data_version") ?? 0
         if version != dataVersion {
-            outboxIndex = nil
+            dropDerivedState()
             dataVersion = version
         }
     }

@@ -137,7 +137,16 @@ enum SQLiteMigrations {
         // The processed_at index goes: retention deletes from the low end of the rowid
         // order (see `purge`).
         //
-        // (b) the outbox becomes an append-only log, one row per step holding all of its
+        // (b) calls: a rowid table with call_id UNIQUE, so a call's row sits where it was
+        // inserted, next to the other recent calls: the calls in progress, whose rows every
+        // step rewrites, share the rightmost few leaves instead of one random leaf each
+        // (replay: 6 call-leaf frames per commit of ~6.5 steps). The conditional UPDATE
+        // finds the row through the unique index, which it never changes. Rebuilt with
+        // foreign keys off (`SQLiteCallStore.init` turns them on after migrating), so the
+        // old table's DROP does not cascade to the participants, whose REFERENCES calls
+        // then names the new table.
+        //
+        // (c) the outbox becomes an append-only log, one row per step holding all of its
         // entries (`OutboxLogRecord`, each distinct payload once), found through an
         // in-memory index rebuilt from the unacknowledged rows (`OutboxIndex`). Keyed by
         // device, each recipient of a step dirtied its own leaf (and each acknowledgement
@@ -165,13 +174,37 @@ enum SQLiteMigrations {
         DROP TABLE processed_events;
         ALTER TABLE processed_events_log RENAME TO processed_events;
         CREATE UNIQUE INDEX processed_events_key ON processed_events(account, device, event_id);
+
+        CREATE TABLE calls_log (
+            id          INTEGER PRIMARY KEY,
+            call_id     TEXT    NOT NULL UNIQUE,
+            revision    INTEGER NOT NULL,
+            state       BLOB    NOT NULL,
+            is_terminal INTEGER NOT NULL,
+            created_at  INTEGER NOT NULL,
+            updated_at  INTEGER NOT NULL
+        ) STRICT;
+        INSERT INTO calls_log (call_id, revision, state, is_terminal, created_at, updated_at)
+            SELECT call_id, revision, state, is_terminal, created_at, updated_at FROM calls ORDER BY created_at, call_id;
+        DROP TABLE calls;
+        ALTER TABLE calls_log RENAME TO calls;
+        CREATE INDEX calls_terminal_updated_at ON calls(updated_at) WHERE is_terminal = 1;
         """,
     ]
 
     /// Data moves that SQL alone cannot express, run right after the script of their
     /// version, in the same transaction.
     static func hook(after version: Int, in connection: SQLiteConnection) throws {
-        if version == 6 { try moveOutboxToLog(connection) }
+        guard version == 6 else { return }
+        try moveOutboxToLog(connection)
+        // The calls table was rebuilt with foreign keys off: every participant row must
+        // still have its call.
+        let orphans = try connection.withUncached("PRAGMA foreign_key_check") { statement -> Int in
+            var count = 0
+            while try statement.step() { count += 1 }
+            return count
+        }
+        if orphans > 0 { throw StorageError.corrupt("\(orphans) rows without their call after migration 6") }
     }
 
     /// Migration 6: every unacknowledged schema-5 entry becomes a log row of its own (a
