@@ -7,12 +7,20 @@ extension SQLiteCallStore {
         try Self.validate(step)
         return try locked { connection in
             try connection.immediateTransaction {
-                // Event first: a replayed event is reported as duplicateEvent even if the call
-                // has moved on since, so the hub answers with the stored result.
+                // Checks before the first write, so that a step refused for a duplicate or a
+                // stale revision writes nothing (inside a batch, steps have no savepoint of
+                // their own, see `SQLiteConnection.immediateTransaction`).
+                // The event first: a replayed event is reported as duplicateEvent even if the
+                // call has moved on since, so the hub answers with the stored result. A read
+                // under the write lock, so no other writer can record it before the insert.
+                if let event = step.processedEvent, try Self.eventExists(event, in: connection) {
+                    throw StorageError.duplicateEvent
+                }
+                // The revision compare-and-set: the step's first write, conditional in SQL.
+                try Self.writeCall(step, in: connection)
                 if let event = step.processedEvent {
                     try Self.insertEvent(event, in: connection)
                 }
-                try Self.writeCall(step, in: connection)
                 for key in step.cancelDeadlines {
                     try Self.deleteDeadline(callID: key.callID, kind: key.kind, in: connection)
                 }
@@ -34,11 +42,23 @@ extension SQLiteCallStore {
         }
     }
 
+    private static func eventExists(_ event: ProcessedEvent, in connection: SQLiteConnection) throws -> Bool {
+        try connection.with("""
+            SELECT 1 FROM processed_events WHERE account = ?1 AND device = ?2 AND event_id = ?3
+            """) { statement in
+            try statement.bind(1, event.account)
+            try statement.bind(2, event.device)
+            try statement.bind(3, event.eventID)
+            return try statement.step()
+        }
+    }
+
+    /// A plain INSERT: `eventExists` said no under the write lock, so the unique key can only
+    /// fail here if the database changed under us, which is an error like any other.
     private static func insertEvent(_ event: ProcessedEvent, in connection: SQLiteConnection) throws {
         try connection.with("""
             INSERT INTO processed_events (account, device, event_id, payload_hash, result, processed_at)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-            ON CONFLICT (account, device, event_id) DO NOTHING
             """) { statement in
             try statement.bind(1, event.account)
             try statement.bind(2, event.device)
@@ -48,7 +68,6 @@ extension SQLiteCallStore {
             try statement.bind(6, event.processedAt)
             try statement.run()
         }
-        if connection.changes == 0 { throw StorageError.duplicateEvent }
     }
 
     /// The revision check and, if `step.call` is set, the conditional write. The check is the
