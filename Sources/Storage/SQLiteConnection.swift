@@ -157,8 +157,13 @@ final class SQLiteConnection {
             } catch {
                 // Nothing written (the step's checks come before its first write, e.g. a
                 // revision conflict or a duplicate): the batch goes on. Otherwise the
-                // step's writes cannot be undone alone, so the whole batch fails.
-                if sqlite3_total_changes64(db) != changesBefore { batchFailure = error }
+                // step's writes cannot be undone alone, so the whole batch fails; so it
+                // does if SQLite already rolled the transaction back itself (some I/O and
+                // out-of-memory errors do, https://sqlite.org/lang_transaction.html), lest
+                // later steps run outside it.
+                if sqlite3_total_changes64(db) != changesBefore || sqlite3_get_autocommit(db) != 0 {
+                    batchFailure = error
+                }
                 throw error
             }
         }
