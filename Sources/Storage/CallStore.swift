@@ -34,8 +34,11 @@ public protocol CallStore: AnyObject {
     /// `eventsProcessedBefore`, and outbox entries already acknowledged; returns counts.
     func purge(terminalCallsUpdatedBefore: Int64, eventsProcessedBefore: Int64) throws -> PurgeCounts
     /// Group commit: every `commit` inside `body` becomes durable together when `body`
-    /// returns (one transaction), or none does if the final commit fails. A step that fails
-    /// inside (e.g. `revisionConflict`) undoes only its own writes. Callers must not let
-    /// anything leave the process (acks, deliveries) until `batch` has returned.
+    /// returns (one transaction), or none does if the final commit fails. A step refused
+    /// inside (`revisionConflict`, `duplicateEvent`) writes nothing and the batch goes on; a
+    /// step that fails after it started writing (an I/O error, a full disk) fails the whole
+    /// batch: later steps throw that error without writing, and `batch` rolls back and
+    /// throws it. Callers must not let anything leave the process (acks, deliveries) until
+    /// `batch` has returned.
     func batch<T>(_ body: () throws -> T) throws -> T
 }

@@ -4,9 +4,11 @@ public struct PurgeCounts: Sendable, Equatable {
     public var calls: Int
     /// Processed-event (idempotency) records deleted.
     public var events: Int
-    /// Outbox entries deleted because the device had acknowledged them.
+    /// Outbox log rows deleted because every device had acknowledged their entries and
+    /// `acknowledge` had not deleted them already (schema 6; before: entries).
     public var outboxEntries: Int
-    /// Shared outbox payloads deleted because no entry references them any more.
+    /// Shared outbox payloads deleted (schema 5 only; since schema 6 a shared payload lives in
+    /// its step's log row and leaves with it, so this stays 0).
     public var outboxPayloads: Int
 
     public init(calls: Int = 0, events: Int = 0, outboxEntries: Int = 0, outboxPayloads: Int = 0) {

@@ -7,12 +7,20 @@ extension SQLiteCallStore {
         try Self.validate(step)
         return try locked { connection in
             try connection.immediateTransaction {
-                // Event first: a replayed event is reported as duplicateEvent even if the call
-                // has moved on since, so the hub answers with the stored result.
+                // Checks before the first write, so that a step refused for a duplicate or a
+                // stale revision writes nothing (inside a batch, steps have no savepoint of
+                // their own, see `SQLiteConnection.immediateTransaction`).
+                // The event first: a replayed event is reported as duplicateEvent even if the
+                // call has moved on since, so the hub answers with the stored result. A read
+                // under the write lock, so no other writer can record it before the insert.
+                if let event = step.processedEvent, try Self.eventExists(event, in: connection) {
+                    throw StorageError.duplicateEvent
+                }
+                // The revision compare-and-set: the step's first write, conditional in SQL.
+                try Self.writeCall(step, in: connection)
                 if let event = step.processedEvent {
                     try Self.insertEvent(event, in: connection)
                 }
-                try Self.writeCall(step, in: connection)
                 for key in step.cancelDeadlines {
                     try Self.deleteDeadline(callID: key.callID, kind: key.kind, in: connection)
                 }
@@ -34,11 +42,23 @@ extension SQLiteCallStore {
         }
     }
 
+    private static func eventExists(_ event: ProcessedEvent, in connection: SQLiteConnection) throws -> Bool {
+        try connection.with("""
+            SELECT 1 FROM processed_events WHERE account = ?1 AND device = ?2 AND event_id = ?3
+            """) { statement in
+            try statement.bind(1, event.account)
+            try statement.bind(2, event.device)
+            try statement.bind(3, event.eventID)
+            return try statement.step()
+        }
+    }
+
+    /// A plain INSERT: `eventExists` said no under the write lock, so the unique key can only
+    /// fail here if the database changed under us, which is an error like any other.
     private static func insertEvent(_ event: ProcessedEvent, in connection: SQLiteConnection) throws {
         try connection.with("""
             INSERT INTO processed_events (account, device, event_id, payload_hash, result, processed_at)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-            ON CONFLICT (account, device, event_id) DO NOTHING
             """) { statement in
             try statement.bind(1, event.account)
             try statement.bind(2, event.device)
@@ -48,7 +68,6 @@ extension SQLiteCallStore {
             try statement.bind(6, event.processedAt)
             try statement.run()
         }
-        if connection.changes == 0 { throw StorageError.duplicateEvent }
     }
 
     /// The revision check and, if `step.call` is set, the conditional write. The check is the
@@ -74,7 +93,12 @@ extension SQLiteCallStore {
                 throw StorageError.revisionConflict(current: try revision(of: call.callID, in: connection))
             }
             if step.descriptionsChanged { try writeDescriptions(of: call, in: connection) }
-            let stored = try participantRows(of: call.callID, isTerminal: call.isTerminal, in: connection)
+            let stored: (accounts: [String], flagDiffers: Bool)
+            if let cached = connection.participantsCache[call.callID] {
+                stored = (cached.accounts, cached.isTerminal != call.isTerminal)
+            } else {
+                stored = try participantRows(of: call.callID, isTerminal: call.isTerminal, in: connection)
+            }
             if stored.accounts != call.participants {
                 try connection.with("DELETE FROM call_participants WHERE call_id = ?1") { statement in
                     try statement.bind(1, call.callID)
@@ -90,6 +114,7 @@ extension SQLiteCallStore {
                     try statement.run()
                 }
             }
+            remember(call, in: connection)
         } else {
             try connection.with("""
                 INSERT INTO calls (call_id, revision, state, is_terminal, created_at, updated_at)
@@ -104,8 +129,25 @@ extension SQLiteCallStore {
                 throw StorageError.revisionConflict(current: try revision(of: call.callID, in: connection))
             }
             try insertParticipants(of: call, in: connection)
+            remember(call, in: connection)
             if !call.descriptions.isEmpty { try writeDescriptions(of: call, in: connection) }
         }
+    }
+
+    /// 10,000 live calls: far more than one hub holds in progress (each is a ringing or
+    /// connected call); a connection that somehow collects more starts over.
+    static let participantsCacheLimit = 10_000
+
+    /// Records the participants just written (see `SQLiteConnection.participantsCache`).
+    /// Ended calls leave: they are rarely written again.
+    private static func remember(_ call: StoredCall, in connection: SQLiteConnection) {
+        connection.derivedTouched = true
+        if call.isTerminal {
+            connection.participantsCache[call.callID] = nil
+            return
+        }
+        if connection.participantsCache.count >= participantsCacheLimit { connection.participantsCache.removeAll() }
+        connection.participantsCache[call.callID] = (call.participants, false)
     }
 
     /// Upserts the call's descriptions row, or deletes it when they are empty. An upsert

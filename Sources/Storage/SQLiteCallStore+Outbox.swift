@@ -5,30 +5,44 @@ extension SQLiteCallStore {
     public func outbox(for device: StoredDeviceKey, after seq: Int64, limit: Int) throws -> [OutboxEntry] {
         guard limit > 0 else { return [] }  // SQLite treats a negative LIMIT as "no limit".
         return try locked { connection in
-            try connection.with("""
-                SELECT o.seq, IFNULL(p.body, o.payload), o.created_at FROM outbox o
-                LEFT JOIN outbox_payloads p ON p.id = o.payload_id
-                WHERE o.account = ?1 AND o.device = ?2 AND o.seq > ?3
-                ORDER BY o.seq LIMIT ?4
-                """) { statement in
-                try statement.bind(1, device.account)
-                try statement.bind(2, device.device)
-                try statement.bind(3, seq)
-                try statement.bind(4, Int64(limit))
+            try connection.readTransaction {
+                if !connection.holdsWriteLock { try connection.dropDerivedStateIfOthersCommitted() }
+                let locations = try Self.outboxIndex(in: connection).pending(of: device, after: seq, limit: limit)
                 var entries: [OutboxEntry] = []
-                while try statement.step() {
-                    entries.append(OutboxEntry(
-                        device: device, seq: statement.int64(0), payload: statement.data(1),
-                        createdAt: statement.int64(2)))
+                entries.reserveCapacity(locations.count)
+                var current: (row: Int64, record: OutboxLogRecord, createdAt: Int64)?
+                for location in locations {
+                    if current?.row != location.row {
+                        current = try Self.logRow(location.row, in: connection)
+                    }
+                    guard let current, Int(location.slot) < current.record.entries.count else {
+                        throw StorageError.corrupt("outbox log row \(location.row) is missing")
+                    }
+                    let entry = current.record.entry(Int(location.slot), createdAt: current.createdAt)
+                    guard entry.device == device, entry.seq == location.seq else {
+                        throw StorageError.corrupt("outbox log row \(location.row) does not hold seq \(location.seq)")
+                    }
+                    entries.append(entry)
                 }
                 return entries
             }
         }
     }
 
+    private static func logRow(_ row: Int64, in connection: SQLiteConnection) throws -> (row: Int64, record: OutboxLogRecord, createdAt: Int64)? {
+        try connection.with("SELECT created_at, entries FROM outbox_log WHERE id = ?1") { statement in
+            try statement.bind(1, row)
+            guard try statement.step() else { return nil }
+            return (row, try OutboxLogRecord(decoding: statement.data(1)), statement.int64(0))
+        }
+    }
+
     public func lastSeq(for device: StoredDeviceKey) throws -> Int64 {
         try locked { connection in
-            try Self.lastSeq(of: device, in: connection)
+            try connection.readTransaction {
+                if !connection.holdsWriteLock { try connection.dropDerivedStateIfOthersCommitted() }
+                return try Self.lastSeq(of: device, in: connection)
+            }
         }
     }
 
@@ -37,10 +51,12 @@ extension SQLiteCallStore {
             try connection.immediateTransaction {
                 // Clamped to the last seq: acknowledging seqs not yet assigned must not hide
                 // them later, and `append` derives the last seq from `acked_seq` once the
-                // entries are trimmed. The cursor row is created by the first ack.
-                let last = try Self.lastSeq(of: device, in: connection)
+                // entries are trimmed. The cursor row is created by the first ack; an ack
+                // that moves nothing writes nothing.
+                let index = try Self.outboxIndex(in: connection)
+                let last = index.lastSeq(of: device)
                 let acked = min(seq, last)
-                guard acked > 0 else { return }
+                guard acked > 0, acked > index.queues[device]?.acked ?? 0 else { return }
                 try connection.with("""
                     INSERT INTO outbox_cursors (account, device, last_seq, acked_seq) VALUES (?1, ?2, ?4, ?3)
                     ON CONFLICT (account, device) DO UPDATE
@@ -52,15 +68,18 @@ extension SQLiteCallStore {
                     try statement.bind(4, last)
                     try statement.run()
                 }
-                try connection.with("""
-                    DELETE FROM outbox WHERE account = ?1 AND device = ?2
-                    AND seq <= (SELECT acked_seq FROM outbox_cursors WHERE account = ?1 AND device = ?2)
-                    """) { statement in
-                    try statement.bind(1, device.account)
-                    try statement.bind(2, device.device)
-                    try statement.run()
+                connection.derivedTouched = true
+                for row in index.acknowledged(device, upTo: acked) {
+                    try Self.deleteLogRow(row, in: connection)
                 }
             }
+        }
+    }
+
+    static func deleteLogRow(_ row: Int64, in connection: SQLiteConnection) throws {
+        try connection.with("DELETE FROM outbox_log WHERE id = ?1") { statement in
+            try statement.bind(1, row)
+            try statement.run()
         }
     }
 

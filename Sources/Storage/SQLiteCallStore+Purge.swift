@@ -27,26 +27,27 @@ extension SQLiteCallStore {
                     try statement.run()
                 }
                 counts.calls = connection.changes
-                try connection.with("DELETE FROM processed_events WHERE processed_at < ?1") { statement in
+                // Processed events are in rowid (= processing) order (schema 6): delete up to
+                // the first one still within retention. Cost ∝ rows deleted, no time index.
+                // A record written after a clock step back stays until those before it go.
+                try connection.with("""
+                    DELETE FROM processed_events WHERE id < IFNULL(
+                        (SELECT id FROM processed_events WHERE processed_at >= ?1 ORDER BY id LIMIT 1),
+                        (SELECT MAX(id) FROM processed_events) + 1)
+                    """) { statement in
                     try statement.bind(1, eventsProcessedBefore)
                     try statement.run()
                 }
                 counts.events = connection.changes
-                // `acknowledge` trims eagerly; this catches anything left behind (e.g. by an
-                // older build or a crash between the two statements of another writer).
-                try connection.execute("""
-                    DELETE FROM outbox WHERE seq <= (SELECT c.acked_seq FROM outbox_cursors c
-                    WHERE c.account = outbox.account AND c.device = outbox.device)
-                    """)
-                counts.outboxEntries = connection.changes
-                // Shared payloads (schema 5) outlive their entries until here: acknowledge
-                // only deletes entries, so the ack path (every device, every few events)
-                // does not pay for this. The subquery reads the partial index only.
-                try connection.execute("""
-                    DELETE FROM outbox_payloads WHERE id NOT IN
-                    (SELECT payload_id FROM outbox WHERE payload_id IS NOT NULL)
-                    """)
-                counts.outboxPayloads = connection.changes
+                // `acknowledge` deletes a log row once all its entries are acknowledged; this
+                // catches rows left behind (e.g. migrated ones already acknowledged).
+                let index = try Self.outboxIndex(in: connection)
+                connection.derivedTouched = true
+                for row in index.orphanRows.sorted() {
+                    try Self.deleteLogRow(row, in: connection)
+                    counts.outboxEntries += connection.changes
+                }
+                index.removedOrphans()
                 return counts
             }
         }

@@ -52,7 +52,6 @@ public final class SQLiteCallStore: CallStore, @unchecked Sendable {
             throw StorageError.sqlite(code: SQLITE_ERROR, message: "journal_mode is \(mode ?? "unknown"), expected wal")
         }
         try connection.execute("PRAGMA synchronous = \(synchronous.rawValue)")
-        try connection.execute("PRAGMA foreign_keys = ON")
         // Group commit runs each step in a savepoint; SQLite keeps a page's pre-image per
         // savepoint in a sub-journal that spills to a temp file past 64 KiB, which a batch of
         // hundreds of steps does (profile: pwrite64 ~18 % of the hub thread). MEMORY keeps
@@ -73,7 +72,13 @@ public final class SQLiteCallStore: CallStore, @unchecked Sendable {
         // a mapped page is a SIGBUS that takes the hub down instead of an error it reports.
         // synchronous (see `SynchronousMode`): NORMAL by default; in WAL mode a commit is
         // durable across a process crash (kill -9) without an fsync per commit.
+        // Foreign keys off while migrating: migration 6 rebuilds `calls`, whose DROP would
+        // otherwise cascade to the participants (https://sqlite.org/lang_altertable.html,
+        // "other kinds of table schema changes"). The pragma is a no-op inside a
+        // transaction, so it is set here, around the migration transactions.
+        try connection.execute("PRAGMA foreign_keys = OFF")
         try SQLiteMigrations.migrate(connection)
+        try connection.execute("PRAGMA foreign_keys = ON")
         self.connection = connection
         if backgroundCheckpoints, path != ":memory:", !path.hasPrefix("file:") {
             let checkpointer = WALCheckpointer(path: path)

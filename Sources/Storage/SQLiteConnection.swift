@@ -8,16 +8,33 @@ final class SQLiteConnection {
     private var db: OpaquePointer?
     /// Statements prepared once per SQL text and reused (reset + clear bindings after each use).
     private var cache: [String: SQLiteStatement] = [:]
-    /// True while ``batchTransaction(_:)`` runs: step transactions become savepoints.
+    /// True while ``batchTransaction(_:)`` runs: step transactions run inside it.
     private var inBatch = false
+    /// The error of a step that failed after writing, in the current batch: the batch can
+    /// only roll back as a whole (see ``immediateTransaction(_:)``).
+    private var batchFailure: Error?
     /// True between a BEGIN IMMEDIATE and its COMMIT/ROLLBACK.
     private(set) var holdsWriteLock = false
-    /// Last outbox seq per device as this connection last saw it (see
-    /// `SQLiteCallStore.append`). Valid while no other connection has committed (checked
-    /// with `PRAGMA data_version` when the write lock is taken) and nothing this connection
-    /// wrote was rolled back (cleared on every rollback, of a step or of a transaction).
-    var seqCache: [StoredDeviceKey: Int64] = [:]
-    /// `PRAGMA data_version` when `seqCache` was last known valid.
+    /// The outbox log's in-memory index (see `OutboxIndex`); nil = must be rebuilt before use.
+    /// Valid while no other connection has committed (checked with `PRAGMA data_version` when
+    /// the write lock is taken and before reads outside it) and nothing that changed it was
+    /// rolled back (dropped on such a rollback, of a step or of a transaction).
+    var outboxIndex: OutboxIndex?
+    /// Participants and terminal flag of calls as stored, per call ID, as this connection
+    /// last wrote or read them, so that a step's call update need not read the participant
+    /// rows back to compare. Same validity as `outboxIndex`; only live calls are kept.
+    var participantsCache: [String: (accounts: [String], isTerminal: Bool)] = [:]
+    /// Whether the current step (or transaction) changed `outboxIndex` or
+    /// `participantsCache`: a rollback must then drop them. Set by the changer before the
+    /// change.
+    var derivedTouched = false
+
+    /// Forgets the derived state; it is rebuilt from the database on next use.
+    func dropDerivedState() {
+        outboxIndex = nil
+        participantsCache.removeAll()
+    }
+    /// `PRAGMA data_version` when `outboxIndex` was last known valid.
     private var dataVersion: Int64 = -1
 
     /// 5 s: far longer than any single commit here (tens of microseconds), so a second process
@@ -123,18 +140,30 @@ final class SQLiteConnection {
     /// IMMEDIATE takes the write lock up front, so two connections serialize on BEGIN (waiting
     /// up to the busy timeout) instead of failing with SQLITE_BUSY when upgrading a read lock.
     ///
-    /// Inside a batch (``batchTransaction(_:)``) it is a SAVEPOINT instead: a failed step
-    /// rolls back its own writes and the batch goes on.
+    /// Inside a batch (``batchTransaction(_:)``) it is just `body`, without a savepoint: a
+    /// SAVEPOINT/RELEASE per step, and the copy of every page it first touches into the
+    /// sub-journal, cost ~10 % of the store's CPU per step (replay, schema 6). Steps check
+    /// before they write (a refused step writes nothing, and the batch goes on); a step that
+    /// fails after writing (an I/O error, a full disk) fails the batch: every later step
+    /// throws the same error at once and the batch rolls back and throws it, so nothing of
+    /// the batch becomes durable or leaves.
     func immediateTransaction<T>(_ body: () throws -> T) throws -> T {
         if inBatch {
-            try execute("SAVEPOINT step")
+            if let batchFailure { throw batchFailure }
+            guard let db else { throw StorageError.closed }
+            let changesBefore = sqlite3_total_changes64(db)
             do {
-                let result = try body()
-                try execute("RELEASE step")
-                return result
+                return try body()
             } catch {
-                if let db { sqlite3_exec(db, "ROLLBACK TO step; RELEASE step", nil, nil, nil) }
-                seqCache.removeAll()
+                // Nothing written (the step's checks come before its first write, e.g. a
+                // revision conflict or a duplicate): the batch goes on. Otherwise the
+                // step's writes cannot be undone alone, so the whole batch fails; so it
+                // does if SQLite already rolled the transaction back itself (some I/O and
+                // out-of-memory errors do, https://sqlite.org/lang_transaction.html), lest
+                // later steps run outside it.
+                if sqlite3_total_changes64(db) != changesBefore || sqlite3_get_autocommit(db) != 0 {
+                    batchFailure = error
+                }
                 throw error
             }
         }
@@ -154,8 +183,16 @@ final class SQLiteConnection {
     func batchTransaction<T>(_ body: () throws -> T) throws -> T {
         if inBatch { return try body() }
         inBatch = true
-        defer { inBatch = false }
-        return try transaction(begin: "BEGIN IMMEDIATE", body)
+        batchFailure = nil
+        defer {
+            inBatch = false
+            batchFailure = nil
+        }
+        return try transaction(begin: "BEGIN IMMEDIATE") {
+            let result = try body()
+            if let batchFailure { throw batchFailure }
+            return result
+        }
     }
 
     /// `begin` … COMMIT; ROLLBACK on any error (including a failed COMMIT).
@@ -165,23 +202,48 @@ final class SQLiteConnection {
         do {
             if writing {
                 holdsWriteLock = true
-                // Another connection (process) committed since: its appends moved seqs.
-                let version = try scalarInt("PRAGMA data_version") ?? 0
-                if version != dataVersion {
-                    seqCache.removeAll()
-                    dataVersion = version
-                }
+                derivedTouched = false
+                try dropDerivedStateIfOthersCommitted()
             }
             let result = try body()
             try execute("COMMIT")
             holdsWriteLock = false
+            derivedTouched = false
             return result
         } catch {
             holdsWriteLock = false
-            seqCache.removeAll()
+            if derivedTouched { dropDerivedState() }
+            derivedTouched = false
             rollbackIfActive()
             throw error
         }
+    }
+
+    /// Drops the derived state (`outboxIndex`, `participantsCache`) if another connection (process) committed since it was last
+    /// validated: its appends and acknowledgements moved seqs and rows. Called when the write
+    /// lock is taken and by reads outside it; not needed while holding the write lock, under
+    /// which nobody else can commit.
+    func dropDerivedStateIfOthersCommitted() throws {
+        let version = try scalarInt("PRAGMA data_version") ?? 0
+        if version != dataVersion {
+            dropDerivedState()
+            dataVersion = version
+        }
+    }
+
+    /// Prepares, runs and finalizes a statement without caching it (migrations, whose
+    /// statements may name tables that a later statement drops).
+    func withUncached<T>(_ sql: String, _ body: (SQLiteStatement) throws -> T) throws -> T {
+        guard let db else { throw StorageError.closed }
+        var handle: OpaquePointer?
+        let rc = sqlite3_prepare_v2(db, sql, -1, &handle, nil)
+        guard rc == SQLITE_OK, let handle else {
+            sqlite3_finalize(handle)
+            throw error(rc)
+        }
+        let statement = SQLiteStatement(handle: handle, connection: self)
+        defer { statement.finalize() }
+        return try body(statement)
     }
 
     private func rollbackIfActive() {

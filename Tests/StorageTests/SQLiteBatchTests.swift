@@ -50,4 +50,42 @@ final class SQLiteBatchTests: StorageTestCase {
         try insert("c2", into: store)  // the store is usable afterwards
         XCTAssertNotNil(try openStore().loadCall("c2"))
     }
+
+    /// A step that fails after writing (here: the outbox append, made to fail by a trigger
+    /// standing in for a full disk) cannot be undone alone: the batch fails as a whole, later
+    /// steps write nothing, and nothing of the batch is durable.
+    func testAStepThatFailsAfterWritingFailsTheWholeBatch() throws {
+        let store = try openStore()
+        try insert("c1", into: store)
+        let other = try SQLiteConnection(path: databasePath)
+        try other.executeScript("""
+            CREATE TRIGGER full_disk BEFORE INSERT ON outbox_log WHEN length(NEW.entries) > 40
+            BEGIN SELECT RAISE(ABORT, 'disk full'); END;
+            """)
+        var later: Error?
+        XCTAssertThrowsError(try store.batch {
+            try store.commit(StepCommit(callID: "c0", expectedRevision: nil, call: call("c0", revision: 1),
+                                        processedEvent: event("e0"), outbox: [(bobPhone, Data("a".utf8))], now: 1_000))
+            XCTAssertThrowsError(try store.commit(StepCommit(
+                callID: "c1", expectedRevision: 1, call: call("c1", revision: 2), processedEvent: event("e1"),
+                outbox: [(bobPhone, Data(String(repeating: "x", count: 100).utf8))], now: 1_000)))
+            do {
+                try store.commit(StepCommit(callID: "c1", expectedRevision: 1, call: call("c1", revision: 2),
+                                            processedEvent: event("e2"), now: 1_000))
+            } catch {
+                later = error
+            }
+        })
+        XCTAssertNotNil(later, "a step after the failure must not run")
+        try other.executeScript("DROP TRIGGER full_disk")
+        other.close()
+        let reopened = try openStore()
+        XCTAssertNil(try reopened.loadCall("c0"))
+        XCTAssertEqual(try reopened.loadCall("c1")?.revision, 1)
+        XCTAssertNil(try reopened.processedEvent(account: "alice", device: "phone", eventID: "e1"))
+        XCTAssertEqual(try reopened.lastSeq(for: bobPhone), 0)
+        // The failed store goes on: seqs start over where the durable state is.
+        XCTAssertEqual(try store.commit(StepCommit(callID: "c1", expectedRevision: 1, call: call("c1", revision: 2),
+                                                   outbox: [(bobPhone, Data("b".utf8))], now: 1_000)).map(\.seq), [1])
+    }
 }

@@ -45,16 +45,21 @@ final class SQLitePurgeTests: StorageTestCase {
         XCTAssertEqual(try store.purge(terminalCallsUpdatedBefore: 500, eventsProcessedBefore: 500), PurgeCounts())
     }
 
+    /// A log row whose entries are all acknowledged but which is still there (e.g. the
+    /// cursor was advanced by another writer, or a migrated row): purge deletes it.
     func testPurgeRemovesAcknowledgedEntriesLeftBehind() throws {
         let store = try openStore()
         try store.commit(StepCommit(callID: "x", expectedRevision: nil,
                                     outbox: [(bobPhone, Data("1".utf8)), (bobPhone, Data("2".utf8))], now: 0))
-        // Simulate a writer that advanced the cursor without trimming (the cursor row is
-        // created by the first acknowledgement).
-        try store.locked { connection in
-            try connection.executeScript("INSERT INTO outbox_cursors (account, device, last_seq, acked_seq) VALUES ('bob', 'phone', 0, 1)")
-        }
+        try store.commit(StepCommit(callID: "x", expectedRevision: nil, outbox: [(bobPhone, Data("3".utf8))], now: 0))
+        // Another connection advances the cursor without deleting anything.
+        let other = try SQLiteConnection(path: databasePath)
+        try other.executeScript("INSERT INTO outbox_cursors (account, device, last_seq, acked_seq) VALUES ('bob', 'phone', 0, 2)")
+        other.close()
+        XCTAssertEqual(try store.outbox(for: bobPhone, after: 0, limit: 10).map(\.seq), [3])
         XCTAssertEqual(try store.purge(terminalCallsUpdatedBefore: 0, eventsProcessedBefore: 0).outboxEntries, 1)
-        XCTAssertEqual(try store.outbox(for: bobPhone, after: 0, limit: 10).map(\.seq), [2])
+        XCTAssertEqual(try store.outbox(for: bobPhone, after: 0, limit: 10).map(\.seq), [3])
+        XCTAssertEqual(try store.lastSeq(for: bobPhone), 3)
+        XCTAssertEqual(try store.purge(terminalCallsUpdatedBefore: 0, eventsProcessedBefore: 0).outboxEntries, 0)
     }
 }

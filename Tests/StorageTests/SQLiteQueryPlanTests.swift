@@ -9,12 +9,14 @@ import XCTest
 final class SQLiteQueryPlanTests: StorageTestCase {
     /// Full scans allowed, with why.
     private let allowedScans: [String: String] = [
-        // purge, once a minute: acknowledged entries left behind by another writer; the
-        // cursor table has no index on acked_seq to drive it, and `acknowledge` trims eagerly.
-        "SCAN outbox": "purge fallback",
-        // purge, once a minute: shared payloads no entry references any more; the table
-        // holds only payloads of the last minute plus those of unacknowledged entries.
-        "SCAN outbox_payloads": "purge of unreferenced shared payloads",
+        // Rebuilding the in-memory outbox index (at open, or after another connection
+        // committed): the log holds only unacknowledged entries, and the cursors one row
+        // per device.
+        "SCAN outbox_log": "outbox index rebuild",
+        "SCAN outbox_cursors": "outbox index rebuild",
+        // purge, once a minute: processed events from the low end of the rowid order up to
+        // the first one within retention (rows it reads are the ones it deletes, plus one).
+        "SCAN processed_events": "purge from the oldest record",
     ]
 
     /// Runs every public operation once so that each statement gets prepared.
@@ -34,7 +36,7 @@ final class SQLiteQueryPlanTests: StorageTestCase {
                                         now: 3))
             try store.commit(StepCommit(callID: "c1", expectedRevision: 3, now: 4))
         }
-        let shared = Data(String(repeating: "x", count: SQLiteCallStore.sharedPayloadMinBytes).utf8)
+        let shared = Data(String(repeating: "x", count: 2_000).utf8)
         try store.commit(StepCommit(callID: "c3", expectedRevision: nil,
                                     outbox: [(bobPhone, shared), (aliceLaptop, shared)], now: 5))
         _ = try store.loadCall("c1")

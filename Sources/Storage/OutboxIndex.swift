@@ -1,0 +1,117 @@
+/// In-memory index of the outbox log (schema 6): per device, its last assigned seq, its
+/// acknowledged seq and where its unacknowledged entries are (log row and slot); per log row,
+/// how many of its entries are still unacknowledged (the row is deleted at zero).
+///
+/// Derived state, never the source of truth: `SQLiteConnection` rebuilds it from `outbox_log`
+/// and `outbox_cursors` whenever it may be stale (another connection committed, per
+/// `PRAGMA data_version`, or a transaction or step that changed it was rolled back), so two
+/// processes sharing the file still assign dense seqs under the write lock.
+///
+/// The log holds only unacknowledged entries (rows leave once all their entries are
+/// acknowledged), so a rebuild reads a backlog, not history.
+final class OutboxIndex {
+    struct Location {
+        var seq: Int64
+        var row: Int64
+        var slot: Int32
+    }
+
+    struct Queue {
+        /// Highest seq assigned (entries, or the cursor's recorded `last_seq`).
+        var last: Int64 = 0
+        /// Highest seq acknowledged (`outbox_cursors.acked_seq`).
+        var acked: Int64 = 0
+        /// Unacknowledged entries, ascending by seq.
+        var pending: [Location] = []
+        /// Next seq to hand out: seqs are never reused, not even after a trim.
+        var lastSeq: Int64 { max(last, acked) }
+    }
+
+    private(set) var queues: [StoredDeviceKey: Queue] = [:]
+    /// Unacknowledged entries per log row.
+    private(set) var unacked: [Int64: Int] = [:]
+    /// Rows whose entries were all acknowledged (found by a rebuild), to be deleted.
+    private(set) var orphanRows: Set<Int64> = []
+
+    func lastSeq(of device: StoredDeviceKey) -> Int64 { queues[device]?.lastSeq ?? 0 }
+
+    /// Entries of `device` with seq > `seq`, ascending, at most `limit`.
+    func pending(of device: StoredDeviceKey, after seq: Int64, limit: Int) -> ArraySlice<Location> {
+        guard let pending = queues[device]?.pending, limit > 0 else { return [] }
+        // Binary search for the first seq > `seq`.
+        var low = 0, high = pending.count
+        while low < high {
+            let mid = (low + high) / 2
+            if pending[mid].seq <= seq { low = mid + 1 } else { high = mid }
+        }
+        return pending[low..<min(pending.count, low + limit)]
+    }
+
+    // MARK: Building (rebuild from the database).
+
+    func loadCursor(_ device: StoredDeviceKey, last: Int64, acked: Int64) {
+        queues[device, default: Queue()].last = max(queues[device]?.last ?? 0, last)
+        queues[device, default: Queue()].acked = acked
+    }
+
+    /// Adds a stored row's entries; call after every cursor was loaded. Entries at or below
+    /// the device's acknowledged seq are skipped (a row left with none becomes an orphan).
+    func loadRow(_ row: Int64, _ record: OutboxLogRecord) {
+        var count = 0
+        for (slot, entry) in record.entries.enumerated() {
+            var queue = queues[entry.device, default: Queue()]
+            queue.last = max(queue.last, entry.seq)
+            if entry.seq > queue.acked {
+                queue.pending.append(Location(seq: entry.seq, row: row, slot: Int32(slot)))
+                count += 1
+            }
+            queues[entry.device] = queue
+        }
+        if count > 0 { unacked[row] = count } else { orphanRows.insert(row) }
+    }
+
+    /// Sorts every queue by seq once all rows are loaded (rows come in id order, which need
+    /// not be seq order after a migration).
+    func finishLoading() {
+        for (device, queue) in queues where !queue.pending.isEmpty {
+            queues[device]?.pending.sort { $0.seq < $1.seq }
+        }
+    }
+
+    // MARK: Changes (after the matching SQL succeeded).
+
+    /// Records a newly appended row.
+    func appended(row: Int64, _ record: OutboxLogRecord) {
+        for (slot, entry) in record.entries.enumerated() {
+            queues[entry.device, default: Queue()].last = entry.seq
+            queues[entry.device, default: Queue()].pending.append(Location(seq: entry.seq, row: row, slot: Int32(slot)))
+        }
+        unacked[row] = record.entries.count
+    }
+
+    /// Entries up to `seq` acknowledged (`seq` already clamped); returns the rows left with
+    /// no unacknowledged entry, which the caller deletes.
+    func acknowledged(_ device: StoredDeviceKey, upTo seq: Int64) -> [Int64] {
+        guard var queue = queues[device], seq > queue.acked else { return [] }
+        queue.acked = seq
+        var emptied: [Int64] = []
+        var trimmed = 0
+        while trimmed < queue.pending.count, queue.pending[trimmed].seq <= seq {
+            let row = queue.pending[trimmed].row
+            let left = (unacked[row] ?? 1) - 1
+            if left <= 0 {
+                unacked[row] = nil
+                emptied.append(row)
+            } else {
+                unacked[row] = left
+            }
+            trimmed += 1
+        }
+        queue.pending.removeFirst(trimmed)
+        queues[device] = queue
+        return emptied
+    }
+
+    /// Rows deleted as orphans.
+    func removedOrphans() { orphanRows.removeAll() }
+}
