@@ -101,14 +101,22 @@ public struct BandwidthEstimator: Sendable {
     private var lossBurst = LossBurst()
     /// Loss bursts acted on (for stats and tests).
     public private(set) var lossBursts = 0
+    /// Whether an over-use's cut reads the queue's drain rate (off only in tests that show
+    /// what the rule prevents).
+    var drainRateCuts = true
+    /// Over-uses that held instead of cutting because the delay was not rising
+    /// (`Config.minOveruseGrowth`; for stats and tests).
+    public private(set) var overuseHolds = 0
     private var lastFeedback: Int64?
     private var lastDelayUpdate: Int64?
     private var lastDelayDecrease: Int64?
     /// Delivered rate at the last over-use: GCC's link capacity estimate.
     private var linkCapacity: Double?
-    private var probes: [Int: Probe] = [:]
-    /// Latest probe result, bit/s (for stats and tests).
+    private var probes = ProbeClusters()
+    /// Latest valid probe result, bit/s (for stats and tests).
     public private(set) var lastProbeBps: Double?
+    /// The latest cluster judged, valid or not (for tests).
+    private(set) var lastProbeResult: ProbeClusters.Result?
 
     /// Delay-based estimate; nil until the first transport-cc feedback.
     public private(set) var delayBasedBps: Double?
@@ -138,8 +146,11 @@ public struct BandwidthEstimator: Sendable {
     /// Current estimate, bit/s: the smallest available of delay-based, loss-based and REMB,
     /// `initialBps` before any input, clamped to [minBps, maxBps].
     public var estimateBps: UInt64 {
-        let parts = [delayBasedBps, lossBasedBps, rembBps.map { Double($0) }].compactMap { $0 }
-        let value = parts.min() ?? Double(config.initialBps)
+        var value = Double.infinity
+        if let delay = delayBasedBps { value = min(value, delay) }
+        if let loss = lossBasedBps { value = min(value, loss) }
+        if let remb = rembBps { value = min(value, Double(remb)) }
+        if value == .infinity { value = Double(config.initialBps) }
         return UInt64(min(max(value, Double(config.minBps)), Double(config.maxBps)))
     }
 
@@ -170,10 +181,23 @@ public struct BandwidthEstimator: Sendable {
         if history.isEmpty { history = Array(repeating: .empty, count: Self.historySize) }
         history[Self.slot(seq)] = Sent(sequence: seq, sendTime: now, size: size, probeCluster: probeCluster)
         lastSendTime = max(lastSendTime, now)
+        if let probeCluster { probes.sent(cluster: probeCluster % 65535, size: size, now: now) }
     }
 
-    /// Consumes one transport-cc feedback about our packets.
+    /// Consumes one transport-cc feedback about our packets (the model: encoded and read
+    /// back through `TransportFeedbackView`, one code path; for tests and tools).
     public mutating func transportFeedback(_ feedback: TransportFeedback, now: Int64) {
+        guard let body = try? feedback.encodedBody() else { return }
+        body.withUnsafeBytes { raw in
+            guard let view = try? TransportFeedbackView(body: raw) else { return }
+            transportFeedback(view, now: now)
+        }
+    }
+
+    /// Consumes one transport-cc feedback about our packets, read in place. Allocates nothing
+    /// once the send history exists and the windows have reached their steady size
+    /// (`BandwidthEstimatorAllocationTests`).
+    public mutating func transportFeedback(_ feedback: TransportFeedbackView, now: Int64) {
         lastFeedback = now
         // Receiver clock: the 24-bit reference time unwrapped across feedbacks (64 ms units).
         let raw = feedback.referenceTime & 0xFF_FFFF
@@ -187,28 +211,33 @@ public struct BandwidthEstimator: Sendable {
         var received = 0
         var lost = 0
         let deliveredBefore = delivered.count
-        for result in feedback.packetResults {
+        var results = feedback
+        while let result = results.next() {
             let seq = sendUnwrapper.peek(result.sequenceNumber)
             guard var packet = sentPacket(seq) else { continue }
             if let arrival = result.arrivalMicros.map({ $0 + offset }) {
                 guard !packet.acked else { continue }
                 packet.acked = true
                 if packet.reportedLost { lost -= 1 }  // reported lost before, arrived late
+                if let cluster = packet.probeCluster {
+                    probes.received(cluster: cluster, size: packet.size, arrival: arrival, wasReportedLost: packet.reportedLost)
+                }
                 received += 1
                 detector.add(send: packet.sendTime, arrival: arrival)
                 queueDelay.add(oneWayDelay: arrival - packet.sendTime, now: now)
                 queueOnset.add(send: packet.sendTime, arrival: arrival, size: packet.size)
                 delivered.append((arrival, packet.size))
-                if let cluster = packet.probeCluster { probeAcked(cluster, packet, arrival: arrival) }
             } else if !packet.acked, !packet.reportedLost {
                 packet.reportedLost = true
                 lost += 1
+                if let cluster = packet.probeCluster { probes.lost(cluster: cluster) }
             }
             history[Self.slot(seq)] = packet
         }
         lossBurst.add(received: received, lost: max(lost, 0), now: now, window: config.fastLossWindow)
         updateDeliveredRate(newFrom: deliveredBefore)
         if delayBasedBps == nil { delayBasedBps = Double(config.initialBps) }
+        queueOnset.trim()
         updateDelayBased(now: now)
         reactToQueueOnset(now: now)
         reactToLossBurst(now: now)
@@ -252,43 +281,16 @@ public struct BandwidthEstimator: Sendable {
     // MARK: probes
 
     /// 5 packets: libwebrtc's `kMinProbePacketsSent`, fewer give a meaningless rate.
-    public static let minProbePackets = 5
+    public static let minProbePackets = ProbeClusters.minPackets
 
-    private mutating func probeAcked(_ cluster: Int, _ packet: Sent, arrival: Int64) {
-        guard var probe = probes[cluster] else {
-            probes[cluster] = Probe(firstSend: packet.sendTime, lastSend: packet.sendTime, firstArrival: arrival, lastArrival: arrival,
-                                    firstSize: packet.size, lastSize: packet.size, bytes: packet.size, count: 1)
-            return
-        }
-        if packet.sendTime < probe.firstSend { probe.firstSend = packet.sendTime }
-        if packet.sendTime >= probe.lastSend { probe.lastSend = packet.sendTime; probe.lastSize = packet.size }
-        if arrival < probe.firstArrival { probe.firstArrival = arrival; probe.firstSize = packet.size }
-        probe.lastArrival = max(probe.lastArrival, arrival)
-        probe.bytes += packet.size
-        probe.count += 1
-        probes[cluster] = probe
-    }
-
-    /// libwebrtc `ProbeBitrateEstimator::HandleProbeAndEstimateBitrate`: send rate without the
-    /// last packet, receive rate without the first; invalid when they differ more than 2×;
-    /// min of both, and 95 % of the receive rate when it is below 90 % of the send rate (the
-    /// probe saturated the link).
+    /// Judges the clusters complete at `now` (`ProbeClusters`): a valid one may raise the
+    /// estimate (`probeCompleted`).
     private mutating func finishProbes(now: Int64) {
-        // A cluster's stragglers acknowledged after its result, or a cluster that never
-        // reached 5 acknowledged packets, is dropped 1 s after its last send.
-        probes = probes.filter { $0.value.count >= Self.minProbePackets || now - $0.value.lastSend <= 1_000_000 }
-        for (cluster, probe) in probes where probe.count >= Self.minProbePackets {
-            probes[cluster] = nil
-            let sendSpan = probe.lastSend - probe.firstSend
-            let receiveSpan = probe.lastArrival - probe.firstArrival
-            guard sendSpan > 0, receiveSpan > 0 else { continue }
-            let sendRate = Double((probe.bytes - probe.lastSize) * 8) * 1_000_000 / Double(sendSpan)
-            let receiveRate = Double((probe.bytes - probe.firstSize) * 8) * 1_000_000 / Double(receiveSpan)
-            guard sendRate / receiveRate <= 2 else { continue }
-            var result = min(sendRate, receiveRate)
-            if receiveRate < 0.9 * sendRate { result = 0.95 * receiveRate }
-            lastProbeBps = result
-            probeCompleted(deliveredBps: result, now: now)
+        while let result = probes.takeFinished(now: now) {
+            lastProbeResult = result
+            guard let bps = result.bps else { continue }
+            lastProbeBps = bps
+            probeCompleted(deliveredBps: bps, now: now)
         }
     }
 
@@ -298,23 +300,45 @@ public struct BandwidthEstimator: Sendable {
     /// the raw rate over `deliveryWindow`. `newFrom`: index of this feedback's first packet.
     private mutating func updateDeliveredRate(newFrom first: Int) {
         if first < delivered.count {
-            // This feedback's packets in arrival order (reordering on the path reorders them).
-            delivered[first...].sort { $0.arrival < $1.arrival }
-            for index in first..<delivered.count { acknowledged.add(arrival: delivered[index].arrival, size: delivered[index].size) }
+            // This feedback's packets in arrival order (reordering on the path reorders them):
+            // an insertion sort, nearly sorted already and in place.
+            var index = first + 1
+            while index < delivered.count {
+                let packet = delivered[index]
+                var position = index
+                while position > first, delivered[position - 1].arrival > packet.arrival {
+                    delivered[position] = delivered[position - 1]
+                    position -= 1
+                }
+                delivered[position] = packet
+                index += 1
+            }
+            index = first
+            while index < delivered.count {
+                acknowledged.add(arrival: delivered[index].arrival, size: delivered[index].size)
+                index += 1
+            }
         }
         // The larger of the smoothed and the raw window: the smoothed one ignores a receiver's
         // stall (the raw window reads low), the raw one follows a probe's burst at once (the
         // smoothed one lags, and a decrease right after a probe would cut below the media).
         defer { if let smoothed = acknowledged.bps { deliveredBps = max(smoothed, deliveredBps ?? 0) } }
-        guard let latest = delivered.last?.arrival else { return }
-        delivered.removeAll { latest - $0.arrival > config.deliveryWindow }
-        let recentWindow = config.recentWindow
-        let recent = delivered.filter { latest - $0.arrival <= recentWindow }
-        recentReceivedBps = Self.rate(of: recent)
-        guard let first = delivered.first?.arrival, delivered.count >= 2 else { return }
+        guard !delivered.isEmpty else { return }
+        let latest = delivered[delivered.count - 1].arrival
+        // Drop what left the window (in place: the oldest first, arrival order).
+        var stale = 0
+        while stale < delivered.count, latest - delivered[stale].arrival > config.deliveryWindow { stale += 1 }
+        if stale > 0 { delivered.removeSubrange(0..<stale) }
+        var recentStart = delivered.count
+        while recentStart > 0, latest - delivered[recentStart - 1].arrival <= config.recentWindow { recentStart -= 1 }
+        recentReceivedBps = Self.rate(of: delivered, from: recentStart)
+        guard delivered.count >= 2 else { return }
+        let first = delivered[0].arrival
         // Rate over the window, or over the span seen so far (at least 100 ms to avoid spikes).
         let span = max(latest - first, min(config.deliveryWindow, 100_000))
-        let bytes = delivered.dropFirst().reduce(0) { $0 + $1.size }
+        var bytes = 0
+        var index = 1
+        while index < delivered.count { bytes += delivered[index].size; index += 1 }
         deliveredBps = Double(bytes * 8) * 1_000_000 / Double(span)
     }
 
@@ -330,12 +354,26 @@ public struct BandwidthEstimator: Sendable {
             lastOveruse = now
             // One decrease per 200 ms (≈ an RTT plus feedback interval) so the queue can drain.
             if lastDelayDecrease.map({ now - $0 >= 200_000 }) ?? true {
+                if let growth = queueOnset.delayGrowth(), growth < config.minOveruseGrowth {
+                    // The newest packets' delay is not rising: the link carries what we send
+                    // (or its queue drains). Hold — no increase, and no cut below what is
+                    // being delivered (see `Config.minOveruseGrowth`).
+                    overuseHolds += 1
+                    break
+                }
                 // The recent rate only behind a standing queue (`Config.standingQueue`): a
                 // loaded receiver's stalls also trip over-use, and its recent rate then reads
                 // low (seen end to end: 95 kbit/s off a 200 kbit/s flow, video paused with no
                 // congestion), while a stall never builds 150 ms of queue that stays.
+                // Behind any queue (an over-use counts only with ≥ 30 ms standing) the queued
+                // packets leave it back to back: their arrival rate (`QueueOnset.drainRate`)
+                // is the capacity, where the 250 ms or smoothed rates also hold the gaps of an
+                // application-limited flow (a layer-0 keyframe through a 300 kbit/s cap: the
+                // smoothed rate read the ≈ 210k being sent and cut the estimate to 180k, below
+                // layer 0 + audio — BrowserSimulcastCapTests run 7).
                 let queued = queueDelay.standing >= config.standingQueue
-                let rate = (queued ? recentReceivedBps : nil) ?? deliveredBps ?? estimate
+                var rate = (queued ? recentReceivedBps : nil) ?? deliveredBps ?? estimate
+                if drainRateCuts, let base = queueDelay.base, let drain = queueOnset.drainRate(base: base) { rate = max(rate, drain) }
                 estimate = min(estimate, config.decreaseFactor * rate)
                 linkCapacity = rate
                 lastDelayDecrease = now
@@ -366,15 +404,18 @@ public struct BandwidthEstimator: Sendable {
     }
 
     /// Bytes after the first packet over the span of their arrivals (the first packet's
-    /// bytes arrived before the span began); nil for fewer than 4 packets or under 50 ms,
-    /// too few to tell a rate from one frame's burst.
-    static func rate<Packets: Collection>(of packets: Packets) -> Double? where Packets.Element == (arrival: Int64, size: Int) {
-        guard packets.count >= 4, let first = packets.first?.arrival else { return nil }
+    /// bytes arrived before the span began), for `packets[start...]`; nil for fewer than 4
+    /// packets or under 50 ms, too few to tell a rate from one frame's burst.
+    static func rate(of packets: [(arrival: Int64, size: Int)], from start: Int) -> Double? {
+        guard start >= 0, packets.count - start >= 4 else { return nil }
+        let first = packets[start].arrival
         var last = first
         var bytes = 0
-        for (index, packet) in packets.enumerated() {
-            last = max(last, packet.arrival)
-            if index > 0 { bytes += packet.size }
+        var index = start + 1
+        while index < packets.count {
+            last = max(last, packets[index].arrival)
+            bytes += packets[index].size
+            index += 1
         }
         guard last - first >= 50_000 else { return nil }
         return Double(bytes * 8) * 1_000_000 / Double(last - first)

@@ -21,6 +21,7 @@ extension Router {
     public func recordSent(subscriber: ParticipantID, transportSequenceNumber: UInt16?, size: Int, now: Int64) {
         guard let state = participants[subscriber] else { return }
         state.downlink.sent.add(bytes: size, now: now)
+        state.downlink.media.add(bytes: size, now: now)
         guard let sequence = transportSequenceNumber, state.description.receiveExtensions.transportCC != 0 else { return }
         let cluster = state.downlink.probe.flatMap { now < $0.end ? $0.cluster : nil }
         state.downlink.estimator.packetSent(transportSequenceNumber: sequence, size: size, now: now, probeCluster: cluster)
@@ -68,10 +69,11 @@ extension Router {
 
     // MARK: RTCP inputs
 
-    func consumeTransportFeedback(_ packet: RTCPTransportFeedback, from state: ParticipantState, now: Int64) {
+    /// One transport-cc feedback body (the FCI, read in place: no copy, no arrays).
+    func consumeTransportFeedback(body: UnsafeRawBufferPointer, from state: ParticipantState, now: Int64) {
         state.transportFeedbackPackets += 1
         do {
-            let feedback = try packet.decoded()
+            let feedback = try TransportFeedbackView(body: body)
             let onsets = state.downlink.estimator.queueOnsets
             state.downlink.estimator.transportFeedback(feedback, now: now)
             state.downlink.transportFeedbacks += 1

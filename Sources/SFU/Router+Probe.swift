@@ -32,7 +32,7 @@ extension Router {
         // libwebrtc probes only when application-limited, never behind a queue.
         guard !state.downlink.estimator.queueStanding else { return }
         guard let (ssrc, rtx) = probeCarrier(for: state) else { return }
-        let sending = state.downlink.sent.bitrate(now: now)
+        let sending = state.downlink.media.bitrate(now: now)
         let padding = targetBps > sending ? targetBps - sending : 0
         guard padding > 0 else { return }
         let budget = min(Int(padding * UInt64(Self.probeDuration) / 8_000_000), Self.probeBudgetBytes)

@@ -148,6 +148,10 @@ final class BrowserSimulcastCapTests: BrowserSimulcastCase {
         try waitForLayer(alice, publisher: aliceKey, subscriber: bobKey, layer: 2, within: 40, "bob, uncapped", since: start,
                          page: bob, stream: aliceKey, minHeight: highHeight, minTopLayerBps: 1_000_000)
         try waitForLayer(alice, publisher: aliceKey, subscriber: carolKey, layer: 2, within: 30, "carol, uncapped", since: start)
+        // Bob again, right before the cap: carol's wait can take seconds, and bob may have
+        // left f meanwhile (run 5 capped him on h). Same bound and checks as the first wait.
+        try waitForLayer(alice, publisher: aliceKey, subscriber: bobKey, layer: 2, within: 40, "bob, right before the cap", since: start,
+                         page: bob, stream: aliceKey, minHeight: highHeight, minTopLayerBps: 1_000_000)
 
         // Cap server → bob.
         var fArriving = LayerProgress(rid: "f")

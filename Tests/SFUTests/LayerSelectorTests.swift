@@ -177,10 +177,48 @@ final class LayerSelectorTests: XCTestCase {
         XCTAssertEqual(probes.dropFirst().first, 6_000_000)
         let decision = selector.update(estimateBps: 300_000, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: 25_000_000)
         XCTAssertTrue(decision.wantsProbe)
-        XCTAssertEqual(decision.probeBps, UInt64(1.2 * 1.3 * 500_000) + audio, "aims above what the mid layer needs")
+        XCTAssertEqual(decision.probeBps, 600_000, "at most 2 × the estimate (the mid layer needs 1.2 × 1.3 × 500k + audio)")
+        let near = selector.update(estimateBps: 600_000, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: 25_800_000)
+        XCTAssertTrue(near.wantsProbe, "the estimate followed the probe: the next one 0.7 s later, not 5 s")
+        XCTAssertEqual(near.probeBps, UInt64(1.2 * 1.3 * 500_000) + audio, "aims above what the mid layer needs")
         var capped = LayerSelector()
         let (_, none) = run(&capped, to: 20_000_000, maxLayer: 0) { _ in 300_000 }
         XCTAssertTrue(none.isEmpty, "no probe when already on the highest allowed layer")
+    }
+
+    /// Exponential probing: while each probe succeeds (the estimate follows it) the next
+    /// one comes 0.7 s later at up to 2 × the estimate, also for the layer above an upgrade
+    /// that waits for its hold; a failed probe waits `probeInterval` (5 s).
+    func testSuccessfulProbesStepUpAndFailedOnesBackOff() {
+        var selector = LayerSelector()
+        var estimate: UInt64 = 300_000
+        var probes: [(Int64, UInt64)] = []
+        var changes: [(Int64, Int?)] = []
+        var now: Int64 = 0
+        while now <= 8_000_000 {
+            let decision = selector.update(estimateBps: estimate, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: now)
+            if decision.changed { changes.append((now, decision.target)) }
+            // The link carries anything: the estimate follows each probe 0.4 s later.
+            if decision.wantsProbe, let bps = decision.probeBps { probes.append((now, bps)) }
+            if let last = probes.last, now - last.0 == 400_000 { estimate = max(estimate, last.1) }
+            now += 100_000
+        }
+        print("probes (s, kbit/s): \(probes.map { "(\(Double($0.0) / 1e6), \($0.1 / 1000))" }), changes \(changes)")
+        XCTAssertEqual(probes.map(\.1), [600_000, 820_000, 1_640_000, 2_380_000], "2 × the estimate, capped at the next layer's need")
+        XCTAssertEqual(probes.map(\.0), [1_000_000, 1_700_000, 2_400_000, 3_100_000])
+        XCTAssertEqual(changes.last?.1, 2, "on the top layer")
+        XCTAssertLessThanOrEqual(changes.last?.0 ?? .max, 4_500_000, "within 4.5 s of the start")
+
+        // The link stops following: one failed probe, the next 5 s later.
+        var capped = LayerSelector()
+        var times: [Int64] = []
+        now = 0
+        while now <= 12_000_000 {
+            let decision = capped.update(estimateBps: 300_000, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: now)
+            if decision.wantsProbe { times.append(now) }
+            now += 100_000
+        }
+        XCTAssertEqual(times, [1_000_000, 6_000_000, 11_000_000])
     }
 
     /// End to end: estimator + selector + a sender that sends what the selector picks (plus
