@@ -108,6 +108,9 @@ public struct LayerSelector: Sendable {
         case layerInactive
         /// A layer that had stopped arrives steadily again (`resumeHold`): back up to it.
         case layerResumed
+        /// The growing queue that caused an urgent downgrade was a false alarm (the estimator
+        /// undid its cut): back to the layer before it (`undoUrgentSwitch`).
+        case falseAlarm
         /// Nothing changed.
         case unchanged
     }
@@ -146,6 +149,30 @@ public struct LayerSelector: Sendable {
     private var lastProbeBps: UInt64?
     /// Switches made (for stats and tests).
     public private(set) var switches = 0
+    /// The latest urgent downgrade while it can still be undone: when, the layer before it,
+    /// and the last switch before it (its cool-down is given back).
+    private var urgentSwitch: (at: Int64, from: Int, switchBefore: Int64?)?
+    /// 1.5 s to undo an urgent downgrade: the estimator confirms or undoes a growing-queue
+    /// cut within 500 ms (`BandwidthEstimator.queueOnsetConfirmation`) of feedback, plus a
+    /// feedback interval and an RTT on a loaded path.
+    public static let undoWindow: Int64 = 1_500_000
+
+    /// The growing queue behind the latest urgent downgrade was a false alarm (no standing
+    /// queue followed; the estimator undid its cut): returns the layer before the downgrade
+    /// when it was within `undoWindow` and nothing changed since, and makes it the target
+    /// again without charging the cool-down — the switch was never the link's doing (seen end
+    /// to end on a loaded host: an uncapped subscriber knocked from the top layer to the lowest
+    /// by a receiver's stall, then 25 s to climb back behind holds and probes).
+    public mutating func undoUrgentSwitch(now: Int64) -> Int? {
+        guard let urgent = urgentSwitch, now - urgent.at <= Self.undoWindow else { return nil }
+        urgentSwitch = nil
+        target = urgent.from
+        lastSwitch = urgent.switchBefore
+        upgradeSince = nil
+        downgradeSince = nil
+        switches += 1
+        return urgent.from
+    }
 
     public init(config: Config = Config()) {
         self.config = config
@@ -232,8 +259,10 @@ public struct LayerSelector: Sendable {
             let severe = available < config.severeShortfall * rate(current)
             guard severe || now - since >= config.downgradeHold else { return keep() }
             guard !inCoolDown || severe || fitting == nil else { return keep() }
+            let switchBefore = lastSwitch
             var decision = fitting == nil ? change(to: nil, reason: .paused, now: now) : change(to: fitting, reason: .bandwidthDecreased, now: now)
             decision.urgent = severe && decision.changed
+            if decision.urgent { urgentSwitch = (now, current, switchBefore) }
             return decision
         }
         downgradeSince = nil
@@ -280,6 +309,7 @@ public struct LayerSelector: Sendable {
 
     private mutating func change(to layer: Int?, reason: Reason, now: Int64) -> Decision {
         let changed = layer != target
+        if changed { urgentSwitch = nil }  // set again by the caller when this one is urgent
         let old = target
         target = layer
         upgradeSince = nil

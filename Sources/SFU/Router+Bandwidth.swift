@@ -75,14 +75,27 @@ extension Router {
         do {
             let feedback = try TransportFeedbackView(body: body)
             let onsets = state.downlink.estimator.queueOnsets
+            let reverts = state.downlink.estimator.queueOnsetReverts
             state.downlink.estimator.transportFeedback(feedback, now: now)
             state.downlink.transportFeedbacks += 1
+            // A growing-queue cut undone (no standing queue followed): a false alarm — undo
+            // the urgent downgrades it caused (`LayerSelector.undoUrgentSwitch`).
+            if state.downlink.estimator.queueOnsetReverts != reverts { undoUrgentSwitches(of: state, now: now) }
             // A queue growing fast (`QueueOnset`) overflows within a few hundred ms: choose
             // the layers now, not at the next evaluation (up to 200 ms later, enough to fill
             // a 30 kB queue at 1.2 Mbit/s of excess).
             if state.downlink.estimator.queueOnsets != onsets { evaluateLayers(of: state, now: now) }
         } catch {
             state.downlink.malformedTransportFeedback += 1
+        }
+    }
+
+    /// Sends every video subscription of `state` that an urgent downgrade moved within
+    /// `LayerSelector.undoWindow` back to its layer before it.
+    func undoUrgentSwitches(of state: ParticipantState, now: Int64) {
+        for subscription in state.subscriptions.values where subscription.track.kind == .video && !subscription.layers.pinned {
+            guard let layer = subscription.layers.selector.undoUrgentSwitch(now: now), layer <= layerCap(subscription) else { continue }
+            retarget(subscription, to: layer, reason: .falseAlarm, now: now)
         }
     }
 

@@ -88,7 +88,7 @@ final class DownlinkAdaptationTests: XCTestCase {
             // The publisher misses the switch's first keyframe request: the router must ask again.
             if ignoredRequest == nil, now > capAt, simulation.keyframeDue.remove(simulation.layerSSRCs[0]) != nil { ignoredRequest = now }
             if now >= capAt - 5_000, now <= capAt + 1_500_000, now % 100_000 == 0, let stats = simulation.router.downlinkStats(bob, now: now) {
-                estimates.append("\(stats.estimateBps / 1000)")
+                estimates.append("\(stats.estimateBps / 1000)/\((stats.deliveredBps ?? 0) / 1000)/\(stats.usage)/fb\(stats.transportFeedbacks)")
             }
         }
         print("bob's estimate every 100 ms from the cap:", estimates.joined(separator: " "))

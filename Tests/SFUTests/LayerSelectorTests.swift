@@ -221,6 +221,38 @@ final class LayerSelectorTests: XCTestCase {
         XCTAssertEqual(times, [1_000_000, 6_000_000, 11_000_000])
     }
 
+    /// A false growing-queue alarm (`LayerSelector.undoUrgentSwitch`): the estimate dips to
+    /// 250k for one evaluation (the estimator's provisional cut), the selector switches from
+    /// the top layer to layer 0 urgently; the cut is undone 600 ms later and so is the switch
+    /// — back on the top layer at once, without charging the cool-down (a real downgrade right
+    /// after is still allowed) — but only within `undoWindow` and only for an urgent switch.
+    func testUrgentSwitchIsUndoneAfterAFalseAlarm() {
+        var selector = LayerSelector()
+        _ = run(&selector, to: 10_000_000) { _ in 3_000_000 }
+        XCTAssertEqual(selector.target, 2)
+        let dip = selector.update(estimateBps: 250_000, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: 10_100_000)
+        XCTAssertEqual(dip.target, 0)
+        XCTAssertTrue(dip.urgent)
+        XCTAssertTrue(selector.inCoolDown(now: 10_200_000))
+        XCTAssertEqual(selector.undoUrgentSwitch(now: 10_700_000), 2)
+        XCTAssertEqual(selector.target, 2)
+        XCTAssertFalse(selector.inCoolDown(now: 10_800_000), "the false alarm's switch does not count")
+        XCTAssertNil(selector.undoUrgentSwitch(now: 10_800_000), "once")
+        let steady = selector.update(estimateBps: 3_000_000, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: 10_800_000)
+        XCTAssertFalse(steady.changed)
+
+        // Too late, or not urgent: nothing to undo.
+        let again = selector.update(estimateBps: 250_000, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: 11_000_000)
+        XCTAssertTrue(again.urgent)
+        XCTAssertNil(selector.undoUrgentSwitch(now: 11_000_000 + LayerSelector.undoWindow + 1))
+        XCTAssertEqual(selector.target, 0)
+        var mild = LayerSelector()
+        _ = run(&mild, to: 10_000_000) { _ in 3_000_000 }
+        _ = run(&mild, from: 10_100_000, to: 11_000_000) { _ in 1_300_000 }  // f short by 16 %: a plain 500 ms downgrade
+        XCTAssertEqual(mild.target, 1)
+        XCTAssertNil(mild.undoUrgentSwitch(now: 11_100_000))
+    }
+
     /// End to end: estimator + selector + a sender that sends what the selector picks (plus
     /// audio) and probes when asked, through a 300 kbit/s cap lifted after 20 s.
     func testEndToEndWithEstimatorAndProbes() throws {
