@@ -44,21 +44,27 @@ extension Router {
     }
 
     /// The video subscription padding goes on: the first one that has forwarded and is not
-    /// paused, with the subscriber's RTX payload type for the track's codec if negotiated.
+    /// paused, with the subscriber's RTX payload type for the track's codec if negotiated —
+    /// else, when all its video is paused, the first one with RTX: padding on the RTX SSRC
+    /// leaves the paused media sequence alone, and without a probe a subscriber whose video
+    /// was paused could never show the bandwidth to resume it (the estimate cannot grow past
+    /// 1.5 × the audio it still receives; seen end to end on a loaded host: 30 s paused).
     func probeCarrier(for state: ParticipantState) -> (UInt32, UInt8?)? {
         let candidates = state.subscriptions.values
-            .filter { $0.track.kind == .video && ($0.slot.map { $0.packetsSent > 0 && !$0.paused } ?? false) }
+            .filter { $0.track.kind == .video && ($0.slot.map { $0.packetsSent > 0 } ?? false) }
             .sorted { $0.outgoingSSRC < $1.outgoingSSRC }
-        guard let subscription = candidates.first else { return nil }
-        var rtx: UInt8?
-        for codec in subscription.track.description.codecs {
-            if let match = state.description.receiveCodecs.first(where: { $0.matches(codec) }),
-               let type = match.rtxPayloadType, type < 128 {
-                rtx = type
-                break
+        func rtxType(_ subscription: Subscription) -> UInt8? {
+            for codec in subscription.track.description.codecs {
+                if let match = state.description.receiveCodecs.first(where: { $0.matches(codec) }),
+                   let type = match.rtxPayloadType, type < 128 {
+                    return type
+                }
             }
+            return nil
         }
-        return (subscription.outgoingSSRC, rtx)
+        if let live = candidates.first(where: { !($0.slot?.paused ?? true) }) { return (live.outgoingSSRC, rtxType(live)) }
+        for paused in candidates { if let rtx = rtxType(paused) { return (paused.outgoingSSRC, rtx) } }
+        return nil
     }
 
     func finishProbes(now: Int64) {
@@ -98,7 +104,8 @@ extension Router {
         let payloadType: UInt8
         let sequenceNumber: UInt16
         let timestamp: UInt32
-        guard let slot = subscription.slot, !slot.paused else { return nil }  // paused since the probe began
+        // Paused since the probe began: only RTX padding goes on (the media sequence is left alone).
+        guard let slot = subscription.slot, !slot.paused || probe.rtxPayloadType != nil else { return nil }
         if let rtx = probe.rtxPayloadType {
             ssrc = subscription.outgoingRTXSSRC
             payloadType = rtx

@@ -161,4 +161,29 @@ final class DownlinkAdaptationTests: XCTestCase {
         XCTAssertLessThanOrEqual(back.time - liftAt, 10_000_000, "top layer within 10 s of lifting: \(describe(bobSim))")
         XCTAssertEqual(simulation.subscriber(carol).targets.last?.target, 2, "carol keeps the top layer")
     }
+
+    /// A paused subscriber still probes: bob's link drops to 120 kbit/s (not even layer 0 +
+    /// audio fits: video paused), then comes back at 5 Mbit/s. With only audio flowing the
+    /// estimate cannot grow past 1.5 × the audio, so without a probe the video would stay
+    /// paused; probe padding on his RTX SSRC (the paused media sequence left alone) shows the
+    /// bandwidth, and the video resumes within a few seconds.
+    func testPausedSubscriberProbesAndResumes() throws {
+        let simulation = try DownlinkSimulation(subscribers: [(bob, 5_000_000, true), (carol, 10_000_000, true)], rtx: [bob])
+        let bobSim = simulation.subscriber(bob)
+        try simulation.run(until: 10_000_000)
+        XCTAssertEqual(bobSim.target(at: 10_000_000), 2, describe(bobSim))
+        bobSim.link.capacityBps = 120_000
+        try simulation.run(until: 20_000_000)
+        let paused = try XCTUnwrap(bobSim.targets.first { $0.time > 10_000_000 && $0.target == nil }, "paused under 120k: \(describe(bobSim))")
+        bobSim.link.capacityBps = 5_000_000
+        let lifted = simulation.now
+        try simulation.run(until: 35_000_000)
+        print("paused subscriber: \(describe(bobSim)); padding after the lift at \(bobSim.paddingTimes.filter { $0 > lifted }.prefix(1).map { Double($0) / 1e6 })")
+        XCTAssertLessThan(paused.time, lifted)
+        let resumed = try XCTUnwrap(bobSim.targets.first { $0.time > lifted && $0.target != nil }, "resumed: \(describe(bobSim))")
+        XCTAssertLessThanOrEqual(resumed.time - lifted, 8_000_000, "video back within 8 s of the lift: \(describe(bobSim))")
+        let bobVideo = try XCTUnwrap(simulation.router.subscriptions(of: bob).first { $0.kind == .video })
+        XCTAssertTrue(bobSim.paddingSSRCs.isSubset(of: [bobVideo.rtxSSRC]), "padding only on the RTX SSRC")
+        XCTAssertEqual(bobSim.videoSequenceBreaks, 0)
+    }
 }
