@@ -1,9 +1,12 @@
 /// Probe clusters of one subscriber transport, for `BandwidthEstimator` (libwebrtc
 /// `ProbeBitrateEstimator`, modules/congestion_controller/goog_cc/probe_bitrate_estimator.cc).
 ///
-/// A cluster is judged **once, whole**: when it has stopped sending (`quietAfterSend`
-/// without a new packet of it) and every packet sent in it has been reported (received or
-/// lost), or `reportTimeout` after its last send. It counts only when at least
+/// A cluster is judged **once, whole**: when its sender closed it (`closed`: the router's
+/// 300 ms probe ended) or no packet of it was sent for `quietAfterSend`, and every packet
+/// sent in it has been reported (received or lost), or `reportTimeout` after its last send.
+/// Packets of a cluster already judged are ignored (`judgedThrough`): a sender stalled in
+/// the middle of a probe (a loaded host's timer) does not get its second half judged as a
+/// cluster of its own. It counts only when at least
 /// `minReceivedRatio` of its packets and bytes arrived and at least `minPackets` did
 /// (libwebrtc `kMinReceivedProbesRatio`, `kMinReceivedBytesRatio`, `kMinProbePacketsSent`).
 ///
@@ -29,6 +32,7 @@ struct ProbeClusters: Sendable {
         var firstArrival: Int64 = .max
         var lastArrival: Int64 = .min
         var firstArrivalSize = 0
+        var closed = false
         var active: Bool { id >= 0 }
     }
 
@@ -50,16 +54,33 @@ struct ProbeClusters: Sendable {
     static let minReceivedRatio = 0.8
     /// 2: libwebrtc's `kMaxValidRatio` between the send and the receive rate.
     static let maxValidRatio = 2.0
-    /// 100 ms without a packet of the cluster: it has stopped (the router sends one every
-    /// 20 ms tick while a probe runs).
-    static let quietAfterSend: Int64 = 100_000
+    /// 500 ms without a packet of a cluster nobody closed: it has stopped (the router closes
+    /// its clusters, `closed(cluster:)`; this is for senders that do not — a stall of a loaded
+    /// host's 20 ms timer inside a probe reached 300–400 ms end to end).
+    static let quietAfterSend: Int64 = 500_000
     /// 1 s after the last send the cluster is judged with what was reported (feedback lost).
     static let reportTimeout: Int64 = 1_000_000
 
     private var clusters = [Cluster](repeating: Cluster(), count: slots)
+    /// The highest cluster id judged: later packets of it or of older clusters are ignored
+    /// (ids only grow; one far below is a wrap of the 16-bit tag and starts afresh).
+    private var judgedThrough = -1
+
+    /// True for a cluster judged already.
+    private mutating func isJudged(_ id: Int) -> Bool {
+        if id < judgedThrough - 1_000 { judgedThrough = -1 }  // the tag wrapped
+        return id <= judgedThrough
+    }
+
+    /// The sender finished `cluster`: it can be judged once its packets are reported.
+    mutating func closed(cluster id: Int) {
+        let index = find(id)
+        if index >= 0 { clusters[index].closed = true }
+    }
 
     /// Records a packet sent in `cluster`.
     mutating func sent(cluster id: Int, size: Int, now: Int64) {
+        guard !isJudged(id) else { return }
         var index = find(id)
         if index < 0 {
             // A free slot, else the oldest cluster (its result is long overdue).
@@ -110,10 +131,11 @@ struct ProbeClusters: Sendable {
         while slot < Self.slots {
             let cluster = clusters[slot]
             slot += 1
-            guard cluster.active, now - cluster.lastSend >= Self.quietAfterSend else { continue }
+            guard cluster.active, cluster.closed || now - cluster.lastSend >= Self.quietAfterSend else { continue }
             let reported = cluster.received + cluster.lost >= cluster.sentPackets
             guard reported || now - cluster.lastSend >= Self.reportTimeout else { continue }
             clusters[slot - 1] = Cluster()
+            judgedThrough = max(judgedThrough, cluster.id)
             return Result(cluster: cluster.id, bps: Self.rate(cluster), sentPackets: cluster.sentPackets, receivedPackets: cluster.received)
         }
         return nil

@@ -280,6 +280,12 @@ public struct BandwidthEstimator: Sendable {
 
     // MARK: probes
 
+    /// The sender finished probe cluster `cluster` (no more packets will carry it): it is
+    /// judged as soon as its packets are reported (`ProbeClusters`).
+    public mutating func probeClusterEnded(_ cluster: Int) {
+        probes.closed(cluster: cluster % 65535)
+    }
+
     /// 5 packets: libwebrtc's `kMinProbePacketsSent`, fewer give a meaningless rate.
     public static let minProbePackets = ProbeClusters.minPackets
 

@@ -69,8 +69,15 @@ extension Router {
 
     func finishProbes(now: Int64) {
         for state in participants.values {
-            if let probe = state.downlink.probe, now >= probe.end { state.downlink.probe = nil }
+            if let probe = state.downlink.probe, now >= probe.end { endProbe(of: state) }
         }
+    }
+
+    /// Ends the running probe of `state` and tells its estimator the cluster is complete.
+    func endProbe(of state: ParticipantState) {
+        guard let probe = state.downlink.probe else { return }
+        state.downlink.probe = nil
+        state.downlink.estimator.probeClusterEnded(probe.cluster)
     }
 
     /// Subscribers with probe padding due at `now`, appended to `out`; for each, call
@@ -78,7 +85,7 @@ extension Router {
     public func takeProbingSubscribers(now: Int64, into out: inout [ParticipantID]) {
         for state in participants.values {
             guard let probe = state.downlink.probe else { continue }
-            if now >= probe.end && paddingDue(probe, now: now) <= 0 { state.downlink.probe = nil; continue }
+            if now >= probe.end && paddingDue(probe, now: now) <= 0 { endProbe(of: state); continue }
             if paddingDue(probe, now: now) > 0 { out.append(state.id) }
         }
     }
