@@ -101,9 +101,6 @@ public struct BandwidthEstimator: Sendable {
     private var lossBurst = LossBurst()
     /// Loss bursts acted on (for stats and tests).
     public private(set) var lossBursts = 0
-    /// Whether an over-use's cut reads the queue's drain rate (off only in tests that show
-    /// what the rule prevents).
-    var drainRateCuts = true
     /// Over-uses that held instead of cutting because the delay was not rising
     /// (`Config.minOveruseGrowth`; for stats and tests).
     public private(set) var overuseHolds = 0
@@ -115,8 +112,6 @@ public struct BandwidthEstimator: Sendable {
     private var probes = ProbeClusters()
     /// Latest valid probe result, bit/s (for stats and tests).
     public private(set) var lastProbeBps: Double?
-    /// The latest cluster judged, valid or not (for tests).
-    private(set) var lastProbeResult: ProbeClusters.Result?
 
     /// Delay-based estimate; nil until the first transport-cc feedback.
     public private(set) var delayBasedBps: Double?
@@ -293,7 +288,6 @@ public struct BandwidthEstimator: Sendable {
     /// estimate (`probeCompleted`).
     private mutating func finishProbes(now: Int64) {
         while let result = probes.takeFinished(now: now) {
-            lastProbeResult = result
             guard let bps = result.bps else { continue }
             lastProbeBps = bps
             probeCompleted(deliveredBps: bps, now: now)
@@ -379,7 +373,7 @@ public struct BandwidthEstimator: Sendable {
                 // layer 0 + audio — BrowserSimulcastCapTests run 7).
                 let queued = queueDelay.standing >= config.standingQueue
                 var rate = (queued ? recentReceivedBps : nil) ?? deliveredBps ?? estimate
-                if drainRateCuts, let base = queueDelay.base, let drain = queueOnset.drainRate(base: base) { rate = max(rate, drain) }
+                if let base = queueDelay.base, let drain = queueOnset.drainRate(base: base) { rate = max(rate, drain) }
                 estimate = min(estimate, config.decreaseFactor * rate)
                 linkCapacity = rate
                 lastDelayDecrease = now
