@@ -58,7 +58,8 @@ public struct LayerSelector: Sendable {
         /// 300 ms probe adds ≈ 11 kB to the queue, not the ≈ 20 kB of one aimed straight at
         /// the 830 kbit/s the mid layer needs (NetEmu's queue is 30 kB).
         public var probeGrowth = 2.0
-        /// 0.8: the estimate reached 80 % of the last probe's rate — it succeeded (a probe
+        /// 0.8: the estimate reached 80 % of the last probe's rate (and rose ≥ 10 % since
+        /// it was asked for) — it succeeded (a probe
         /// reads 95 % of its receive rate when it fills the link, and the router's padding
         /// tops up to its target only on average).
         public var probeSuccess = 0.8
@@ -145,8 +146,9 @@ public struct LayerSelector: Sendable {
     private var upgradeSince: Int64?
     private var downgradeSince: Int64?
     private var lastProbe: Int64?
-    /// Rate of the last probe asked for (total, with audio).
+    /// Rate of the last probe asked for (total, with audio), and the estimate then.
     private var lastProbeBps: UInt64?
+    private var estimateAtProbe: UInt64?
     /// Switches made (for stats and tests).
     public private(set) var switches = 0
     /// The latest urgent downgrade while it can still be undone: when, the layer before it,
@@ -287,7 +289,10 @@ public struct LayerSelector: Sendable {
         let settled = lastSwitch.map { now - $0 >= config.probeAfterSwitch } ?? true
         // After a probe that the estimate followed (it reached `probeSuccess` of the probe's
         // rate) the next step comes at once; after a failed one only every `probeInterval`.
+        // …and it lifted the estimate (≥ 10 %): an estimate already near a probe's target
+        // reads as a success without one, and would probe every 0.7 s into a full link.
         let succeeded = lastProbeBps.map { Double(estimateBps) >= config.probeSuccess * Double($0) } ?? false
+            && Double(estimateBps) >= 1.1 * Double(estimateAtProbe ?? .max)
         let interval = succeeded ? config.probeStepInterval : config.probeInterval
         // Without a successful probe an upgrade already pending waits for its hold instead.
         if let next, settled, upward == nil || succeeded, lastProbe.map({ now - $0 >= interval }) ?? true {
@@ -295,6 +300,7 @@ public struct LayerSelector: Sendable {
             let bps = UInt64(min(need, config.probeGrowth * Double(estimateBps)))
             lastProbe = now
             lastProbeBps = bps
+            estimateAtProbe = estimateBps
             var decision = keep()
             decision.wantsProbe = true
             decision.probeBps = bps

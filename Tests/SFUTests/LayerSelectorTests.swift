@@ -219,6 +219,20 @@ final class LayerSelectorTests: XCTestCase {
             now += 100_000
         }
         XCTAssertEqual(times, [1_000_000, 6_000_000, 11_000_000])
+
+        // An estimate already within 80 % of the next probe's target (1.92M on h, the top layer
+        // needing 2.38M) that the probe does not lift: no success, the next probe 5 s later —
+        // not every 0.7 s into a full link.
+        var near = LayerSelector()
+        times = []
+        now = 0
+        while now <= 12_000_000 {
+            let decision = near.update(estimateBps: 1_920_000, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: now)
+            if decision.wantsProbe { times.append(now) }
+            now += 100_000
+        }
+        XCTAssertEqual(near.target, 1)
+        XCTAssertEqual(times, [1_000_000, 6_000_000, 11_000_000])
     }
 
     /// A false growing-queue alarm (`LayerSelector.undoUrgentSwitch`): the estimate dips to
