@@ -88,7 +88,7 @@ import XCTest
 ///   probing (≤ 2 × the estimate, the next step 0.7 s after a success) topping up the media
 ///   rate only; probes while video is paused; an urgent downgrade caused by a growing-queue
 ///   cut that is undone is undone too (class 2); this test checks bob is on f right before
-///   the cap (class 4). Runs 8–13, all on this branch, **host at load 10–29** (five helpers'
+///   the cap (class 4). Runs 8–14, all on this branch, **host at load 10–29** (five helpers'
 ///   builds and Chromium tests on 2 cores; `uptime` before/after each run):
 ///   8. (load 10; before the false-alarm undo) bob on f at +30 s, then a growing-queue cut
 ///      reading 464k, undone 1.3 s later, had switched him f → q; probes read 146–1,393k on
@@ -115,7 +115,15 @@ import XCTest
 ///   13. (load 17–29) uncapped: alice's Chromium sent so little that the SFU forwarded
 ///      60–110k to bob and bob acknowledged 40–66k for a minute; carol (direct, no relay)
 ///      did not get f within 30 s either — FAIL (uncapped stage, the host).
-///   Summary: 0 of 6 at load 10–29, against 1 of 7 at load 2–17 before. The failures are
+///   14. (load 11–19, probe success needing a 10 % rise) bob on f at the cap: the SFU
+///      stopped f at +0.56 s, bob at 135p by +1.87 s (one freeze of 0.45 s), the relay's
+///      queue peaked at 338 ms, **0 drops**, the low layer held; but growing-queue cuts
+///      under the cap read 154k (bob acknowledging 57–140k while the SFU sent 53–107k) and
+///      after lifting the probes read 275k, 191k, 546k, 387k: h at +5.7 s, the estimate at
+///      644k by +17.6 s — f not back within 17 s — FAIL. (A probe whose *send* rate the
+///      loaded SFU could not reach reads low — min(send, receive) — and counts as failed:
+///      5 s to the next; an inconclusive-probe rule is left to do.)
+///   Summary: 0 of 7 at load 10–29, against 1 of 7 at load 2–17 before. The failures are
 ///   the receiving side starving (transport-cc reading 50–130 kbit/s delivered on an
 ///   uncapped or 300k path, the SFU's and the publisher's output stalling for 100–400 ms),
 ///   which the estimator reads, correctly for what it sees, as a slow link; the pure traces
