@@ -88,7 +88,7 @@ import XCTest
 ///   probing (≤ 2 × the estimate, the next step 0.7 s after a success) topping up the media
 ///   rate only; probes while video is paused; an urgent downgrade caused by a growing-queue
 ///   cut that is undone is undone too (class 2); this test checks bob is on f right before
-///   the cap (class 4). Runs 8–14, all on this branch, **host at load 10–29** (five helpers'
+///   the cap (class 4). Runs 8–15, all on this branch, **host at load 10–29** (five helpers'
 ///   builds and Chromium tests on 2 cores; `uptime` before/after each run):
 ///   8. (load 10; before the false-alarm undo) bob on f at +30 s, then a growing-queue cut
 ///      reading 464k, undone 1.3 s later, had switched him f → q; probes read 146–1,393k on
@@ -123,7 +123,16 @@ import XCTest
 ///      644k by +17.6 s — f not back within 17 s — FAIL. (A probe whose *send* rate the
 ///      loaded SFU could not reach reads low — min(send, receive) — and counts as failed:
 ///      5 s to the next; an inconclusive-probe rule is left to do.)
-///   Summary: 0 of 7 at load 10–29, against 1 of 7 at load 2–17 before. The failures are
+///   15. (load 12–20, final code) bob on f at the cap (estimate 1.33M): the SFU on layer 0
+///      by +0.85 s, bob at 135p by +2.2 s, no new freeze in the cap's first 3 s, the relay's
+///      queue peaked at 282 ms, **0 drops**; growing-queue cuts under the cap read 253–261k
+///      (the estimate stayed 221–245k, layer 0 held); after lifting, growing-queue cuts read
+///      348k and then 108k (confirmed by a standing queue: bob acknowledging 83–114k on the
+///      uncapped path) — the estimate was 104–261k for the rest of the window, f not back
+///      within 17 s — FAIL.
+///   Summary: 0 of 8 at load 10–29, against 1 of 7 at load 2–17 before. The capped phase
+///   (runs 12, 14, 15, where bob was on f at the cap) now behaves: f stopped within
+///   0.45–0.85 s, the low layer decoded within 1.9–2.2 s, 0 drops, the queue ≤ 338 ms. The failures are
 ///   the receiving side starving (transport-cc reading 50–130 kbit/s delivered on an
 ///   uncapped or 300k path, the SFU's and the publisher's output stalling for 100–400 ms),
 ///   which the estimator reads, correctly for what it sees, as a slow link; the pure traces
