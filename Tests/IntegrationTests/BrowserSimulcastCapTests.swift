@@ -88,7 +88,7 @@ import XCTest
 ///   probing (≤ 2 × the estimate, the next step 0.7 s after a success) topping up the media
 ///   rate only; probes while video is paused; an urgent downgrade caused by a growing-queue
 ///   cut that is undone is undone too (class 2); this test checks bob is on f right before
-///   the cap (class 4). Runs 8–15, all on this branch, **host at load 10–29** (five helpers'
+///   the cap (class 4). Runs 8–16, all on this branch, **host at load 6–29** (five helpers'
 ///   builds and Chromium tests on 2 cores; `uptime` before/after each run):
 ///   8. (load 10; before the false-alarm undo) bob on f at +30 s, then a growing-queue cut
 ///      reading 464k, undone 1.3 s later, had switched him f → q; probes read 146–1,393k on
@@ -130,9 +130,17 @@ import XCTest
 ///      348k and then 108k (confirmed by a standing queue: bob acknowledging 83–114k on the
 ///      uncapped path) — the estimate was 104–261k for the rest of the window, f not back
 ///      within 17 s — FAIL.
-///   Summary: 0 of 8 at load 10–29, against 1 of 7 at load 2–17 before. The capped phase
-///   (runs 12, 14, 15, where bob was on f at the cap) now behaves: f stopped within
-///   0.45–0.85 s, the low layer decoded within 1.9–2.2 s, 0 drops, the queue ≤ 338 ms. The failures are
+///   16. (load 6–16, final code) **low layer after 2.5 s, f back 8.0 s after lifting**
+///      (the probes after the lift read 447k, 489k, 1,141k: h at +4.5 s, f at +7.6 s),
+///      carol kept f, the relay dropped 1 packet — but the freeze bound failed: longest
+///      stall 1.44 s, getStats freezes 4 totalling 3.32 s, the longest ≥ 2.28 s. The relay's
+///      log: the SFU's output stopped for 300 ms at +0.3 s and alice's Chromium flushed
+///      2.4 Mbit/s into one 100 ms slot at +0.8 s (queue 781 ms, the one drop); the first
+///      cut took bob f → h (at +1.55 s), the next h → q (+2.46 s) — FAIL (freeze only).
+///   Summary: 0 of 9 at load 6–29, against 1 of 7 at load 2–17 before; run 16, the only
+///   one below load 10 at its start, met the 5 s and 15 s bounds and failed the freeze. The
+///   capped phase (runs 12, 14, 15, where bob was on f at the cap) now behaves: f stopped
+///   within 0.45–0.85 s, the low layer decoded within 1.9–2.2 s, 0 drops, the queue ≤ 338 ms. The failures are
 ///   the receiving side starving (transport-cc reading 50–130 kbit/s delivered on an
 ///   uncapped or 300k path, the SFU's and the publisher's output stalling for 100–400 ms),
 ///   which the estimator reads, correctly for what it sees, as a slow link; the pure traces
