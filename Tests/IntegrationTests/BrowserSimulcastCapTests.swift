@@ -163,13 +163,10 @@ import XCTest
 ///   upstream of the relay), 2 failed the recovery on probes reading low at load 22–24 —
 ///   a probe the loaded SFU could not *send* at its rate reads low (min(send, receive)) and
 ///   counts as failed (5 s to the next); an inconclusive-probe rule is the next step. Not
-///   ≥ 4 of 5: still gated. The
-///   capped phase (runs 12, 14, 15, where bob was on f at the cap) now behaves: f stopped
-///   within 0.45–0.85 s, the low layer decoded within 1.9–2.2 s, 0 drops, the queue ≤ 338 ms. The failures are
-///   the receiving side starving (transport-cc reading 50–130 kbit/s delivered on an
-///   uncapped or 300k path, the SFU's and the publisher's output stalling for 100–400 ms),
-///   which the estimator reads, correctly for what it sees, as a slow link; the pure traces
-///   of each class pass. Left gated; to re-measure on a quiet host (load < 4).
+///   ≥ 4 of 5: still gated. Runs 9–13 and 15 failed on the receiving side starving
+///   (transport-cc reading 50–130 kbit/s delivered on an uncapped or 300k path, the SFU's
+///   and the publisher's output stalling for 100–400 ms), which the estimator reads,
+///   correctly for what it sees, as a slow link. To re-measure on a quiet host (load < 4).
 /// - a selector bug this test used to hide: a subscription made before alice's layers
 ///   arrived had no selector decision and stayed on the router's default (the top layer)
 ///   whatever the estimate — the "uncapped" phase passed only because of it (fixed: the
