@@ -69,7 +69,7 @@ let package = Package(
         .testTarget(name: "BenchTests", dependencies: ["Bench"], swiftSettings: v5),
         .testTarget(name: "ServerTests", dependencies: ["Server"], swiftSettings: v5),
         .testTarget(name: "SDPTests", dependencies: ["SDP", "SplitMix"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "SFUTests", dependencies: ["SFU", "RTP", "SplitMix"]),
+        .testTarget(name: "SFUTests", dependencies: ["SFU", "RTP", "SplitMix", "CAllocationCounter"]),
         .testTarget(name: "SRTPTests", dependencies: ["SRTP", "CSRTPCrypto"]),
         .testTarget(name: "DTLSTests", dependencies: ["DTLS", "SRTP", "SplitMix"]),
         .testTarget(name: "ICETests", dependencies: ["ICE", "STUN", "CNice", "SplitMix"]),

@@ -99,19 +99,25 @@ struct DelayTrendDetector: Sendable {
         let origin = firstArrival ?? arrival
         firstArrival = origin
         samples.append((Double(arrival - origin) / 1000, smoothedDelay))
-        if samples.count > Self.window { samples.removeFirst() }
+        if samples.count > Self.window { samples.removeSubrange(0..<1) }
         guard samples.count == Self.window, let slope = Self.slope(samples) else { return }
         detect(slope: slope, sendDelta: sendDelta, now: arrival)
     }
 
     private static func slope(_ points: [(x: Double, y: Double)]) -> Double? {
-        let meanX = points.reduce(0) { $0 + $1.x } / Double(points.count)
-        let meanY = points.reduce(0) { $0 + $1.y } / Double(points.count)
+        var sumX = 0.0, sumY = 0.0
+        var index = 0
+        while index < points.count { sumX += points[index].x; sumY += points[index].y; index += 1 }
+        let meanX = sumX / Double(points.count)
+        let meanY = sumY / Double(points.count)
         var numerator = 0.0
         var denominator = 0.0
-        for point in points {
+        index = 0
+        while index < points.count {
+            let point = points[index]
             numerator += (point.x - meanX) * (point.y - meanY)
             denominator += (point.x - meanX) * (point.x - meanX)
+            index += 1
         }
         return denominator == 0 ? nil : numerator / denominator
     }

@@ -22,11 +22,13 @@ struct LossBurst: Sendable {
             received += newReceived
             lost += newLost
         }
-        while let first = entries.first, now - first.at > window {
-            received -= first.received
-            lost -= first.lost
-            entries.removeFirst()
+        var stale = 0
+        while stale < entries.count, now - entries[stale].at > window {
+            received -= entries[stale].received
+            lost -= entries[stale].lost
+            stale += 1
         }
+        if stale > 0 { entries.removeSubrange(0..<stale) }
     }
 
     var packets: Int { received + lost }
@@ -73,9 +75,10 @@ struct QueueDelay: Sendable {
         currentMin = min(currentMin, oneWayDelay)
         let base = min(currentMin, previousMin)
         recent.append((now, oneWayDelay - base))
-        if let first = recent.first, now - first.at > Self.standingWindow {
-            recent.removeAll { now - $0.at > Self.standingWindow }
-        }
+        // Oldest first (feedback times only grow): drop the leading stale ones in place.
+        var stale = 0
+        while stale < recent.count, now - recent[stale].at > Self.standingWindow { stale += 1 }
+        if stale > 0 { recent.removeSubrange(0..<stale) }
     }
 
     /// The path's base one-way delay (smallest of the last 5–10 s, µs; receiver clock minus
@@ -86,5 +89,11 @@ struct QueueDelay: Sendable {
     }
 
     /// Smallest queuing delay over the last `standingWindow` (µs), 0 when none.
-    var standing: Int64 { recent.map(\.delay).min() ?? 0 }
+    var standing: Int64 {
+        guard !recent.isEmpty else { return 0 }
+        var smallest = Int64.max
+        var index = 0
+        while index < recent.count { smallest = min(smallest, recent[index].delay); index += 1 }
+        return smallest
+    }
 }

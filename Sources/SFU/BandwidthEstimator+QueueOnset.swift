@@ -66,49 +66,106 @@ struct QueueOnset: Sendable {
     /// One acknowledged packet (any order; kept in send order).
     mutating func add(send: Int64, arrival: Int64, size: Int) {
         let entry = (send, arrival, size)
-        if let last = packets.last, last.send > send {
-            let index = packets.lastIndex { $0.send <= send }.map { $0 + 1 } ?? 0
-            packets.insert(entry, at: index)
+        if !packets.isEmpty, packets[packets.count - 1].send > send {
+            var index = packets.count
+            while index > 0, packets[index - 1].send > send { index -= 1 }
+            // Insert by shifting in place (`Array.insert` allocated in the debug build).
+            packets.append(entry)
+            var position = packets.count - 1
+            while position > index { packets[position] = packets[position - 1]; position -= 1 }
+            packets[index] = entry
         } else {
             packets.append(entry)
         }
     }
 
-    private var latestArrival: Int64? { packets.isEmpty ? nil : packets.reduce(Int64.min) { max($0, $1.arrival) } }
+    private var latestArrival: Int64? {
+        guard !packets.isEmpty else { return nil }
+        var latest = Int64.min
+        var index = 0
+        while index < packets.count { latest = max(latest, packets[index].arrival); index += 1 }
+        return latest
+    }
 
-    /// Drops packets that arrived more than `window` before the latest arrival.
+    /// Drops packets that arrived more than `window` before the latest arrival (in place).
     mutating func trim() {
         guard let latest = latestArrival else { return }
-        if let first = packets.first, latest - first.arrival > Self.window {
-            packets.removeAll { latest - $0.arrival > Self.window }
+        guard latest - packets[0].arrival > Self.window else { return }
+        // Compact in place, keeping the send order.
+        var kept = 0
+        var index = 0
+        while index < packets.count {
+            if latest - packets[index].arrival <= Self.window {
+                packets[kept] = packets[index]
+                kept += 1
+            }
+            index += 1
         }
+        packets.removeSubrange(kept..<packets.count)
     }
 
     /// The bottleneck's rate (bit/s) when the newest packets show a queue growing fast, else nil.
     /// - Parameter base: the path's base one-way delay (µs).
     func growingQueueRate(base: Int64) -> Double? {
+        guard let run = queuedRun(base: base) else { return nil }
+        let first = packets[run.start], last = packets[packets.count - 1]
+        let growth = (last.arrival - last.send) - (first.arrival - first.send)
+        guard growth >= Self.minGrowth else { return nil }
+        let sendSpan = last.send - first.send
+        if sendSpan > 0 {
+            let sendRate = Double((run.bytes - last.size) * 8) * 1_000_000 / Double(sendSpan)
+            guard run.rate <= Self.maxRateRatio * sendRate else { return nil }
+        }
+        return run.rate
+    }
+
+    /// The rate the newest queued packets (≥ `queuedDelay` above `base`, ≥ `minPackets`,
+    /// ≥ `minBytes`, over ≥ `minArrivalSpan`) arrived at, bit/s, whether the queue grows or
+    /// drains: packets leaving a busy FIFO do so back to back, so this is the bottleneck's
+    /// capacity. Nil without such a run.
+    func drainRate(base: Int64) -> Double? { queuedRun(base: base)?.rate }
+
+    /// The trailing run of queued packets (send order): its first index, its bytes and the
+    /// arrival rate of all but its first packet.
+    private func queuedRun(base: Int64) -> (start: Int, bytes: Int, rate: Double)? {
         guard let latest = latestArrival else { return nil }
         var start = packets.count
+        var bytes = 0
+        var arrivalEnd = Int64.min
         while start > 0 {
             let packet = packets[start - 1]
             guard packet.arrival - packet.send - base >= Self.queuedDelay, latest - packet.arrival <= Self.window else { break }
             start -= 1
+            bytes += packet.size
+            arrivalEnd = max(arrivalEnd, packet.arrival)
         }
-        let run = packets[start...]
-        guard run.count >= Self.minPackets, let first = run.first, let last = run.last else { return nil }
-        let arrivalEnd = run.reduce(first.arrival) { max($0, $1.arrival) }
+        guard packets.count - start >= Self.minPackets else { return nil }
+        let first = packets[start]
         let arrivalSpan = arrivalEnd - first.arrival
-        guard arrivalSpan >= Self.minArrivalSpan else { return nil }
-        let growth = (last.arrival - last.send) - (first.arrival - first.send)
-        guard growth >= Self.minGrowth else { return nil }
-        let bytes = run.reduce(0) { $0 + $1.size }
-        guard bytes - first.size >= Self.minBytes else { return nil }
-        let arrivalRate = Double((bytes - first.size) * 8) * 1_000_000 / Double(arrivalSpan)
-        let sendSpan = last.send - first.send
-        if sendSpan > 0 {
-            let sendRate = Double((bytes - last.size) * 8) * 1_000_000 / Double(sendSpan)
-            guard arrivalRate <= Self.maxRateRatio * sendRate else { return nil }
+        guard arrivalSpan >= Self.minArrivalSpan, bytes - first.size >= Self.minBytes else { return nil }
+        return (start, bytes, Double((bytes - first.size) * 8) * 1_000_000 / Double(arrivalSpan))
+    }
+
+    /// 6 packets (two per third) for `delayGrowth`.
+    static let minTrendPackets = 6
+
+    /// How the one-way delay moved across the kept packets (send order, the last `window` of
+    /// arrivals), µs: the smallest delay of the newest third minus the smallest of the oldest
+    /// third. The minimum of each third is what the path's queue imposed — a receiver's
+    /// stall or a bunch of late stamps only adds to some packets. Positive: a queue is
+    /// growing (we send more than the link carries); ≤ 0: the link carries what we send, or
+    /// a queue drains. Nil under `minTrendPackets`.
+    func delayGrowth() -> Int64? {
+        let count = packets.count
+        guard count >= Self.minTrendPackets else { return nil }
+        let third = count / 3
+        var oldest = Int64.max, newest = Int64.max
+        var index = 0
+        while index < third {
+            oldest = min(oldest, packets[index].arrival - packets[index].send)
+            newest = min(newest, packets[count - 1 - index].arrival - packets[count - 1 - index].send)
+            index += 1
         }
-        return arrivalRate
+        return newest - oldest
     }
 }

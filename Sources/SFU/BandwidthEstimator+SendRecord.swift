@@ -1,4 +1,4 @@
-/// What `BandwidthEstimator` keeps per sent packet and per probe cluster.
+/// What `BandwidthEstimator` keeps per sent packet.
 extension BandwidthEstimator {
     /// One send record, packed into 16 bytes: the ring holds 2048 per subscriber, and the
     /// unpacked layout (48 bytes) made it the largest item of a member's memory (192 KB at
@@ -44,17 +44,5 @@ extension BandwidthEstimator {
             get { bits & Self.lostBit != 0 }
             set { bits = newValue ? bits | Self.lostBit : bits & ~Self.lostBit }
         }
-    }
-
-    /// Acknowledged packets of one probe cluster.
-    struct Probe {
-        var firstSend: Int64
-        var lastSend: Int64
-        var firstArrival: Int64
-        var lastArrival: Int64
-        var firstSize: Int
-        var lastSize: Int
-        var bytes: Int
-        var count: Int
     }
 }

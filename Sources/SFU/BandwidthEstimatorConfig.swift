@@ -49,6 +49,17 @@ extension BandwidthEstimator {
         /// a 200 kbit/s subscriber below its lowest layer, and its video paused for 25 s);
         /// a real bottleneck keeps every packet waiting.
         public var minStandingQueue: Int64 = 30_000
+        /// 5 ms of one-way delay growth across the last 250 ms of acknowledged packets
+        /// (`QueueOnset.delayGrowth`, newest third against oldest) for an over-use to cut:
+        /// below it the link delivers what we send, or its queue drains, and a cut to
+        /// 0.85 × the acknowledged rate would put the estimate below what is being delivered.
+        /// libwebrtc's AIMD does not cut while the trend is normal or falling either; here
+        /// the trendline (20 groups, ≈ 0.5–1 s) still says over-use while a queue left by a
+        /// cap drains (seen end to end: five cuts while a 300 kbit/s queue drained, the last
+        /// reading 160k; a cut 7 s into the cap to 180k, below layer 0 + audio, paused the
+        /// video). 5 ms over the ≈ 170 ms between the thirds is a sender ≈ 3 % above the
+        /// capacity; anything slower is left to the loss-based controller.
+        public var minOveruseGrowth: Int64 = 5_000
 
         public init() {}
     }

@@ -8,6 +8,11 @@ struct DownlinkState {
     /// Everything we send this subscriber (forwards, resends, probe padding), for the padding
     /// rate of a probe (probe target − what already flows).
     var sent = BitrateMeter()
+    /// What we send it without probe padding: what a probe tops up. The padding of the
+    /// previous probe stays in `sent` for its 1 s window, and topping `sent` up to the next
+    /// probe's target sent too little padding — a probe 0.7 s after the last one
+    /// (exponential probing) measured little more than the previous one.
+    var media = BitrateMeter()
     var transportFeedbacks: UInt64 = 0
     var malformedTransportFeedback: UInt64 = 0
     var rembReceived: UInt64 = 0

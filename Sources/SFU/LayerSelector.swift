@@ -21,10 +21,13 @@
 ///   applies this to its own liveness switches too (Router+LayerFallback.swift), and those
 ///   switches count against the same cool-down (`recordSwitch`);
 /// - **probe**: when a higher layer is allowed but does not fit yet, ask for a probe
-///   (`wantsProbe`, `probeBps`) at most every 5 s, so the estimator can find the headroom
-///   (the send-side estimate cannot grow past 1.5 × what is actually sent) — also inside
-///   the cool-down once `probeAfterSwitch` has passed, so the estimate for the next step is
-///   ready when the cool-down ends (a probe switches nothing by itself).
+///   (`wantsProbe`, `probeBps`: the next layer's need, at most `probeGrowth` × the estimate)
+///   every 5 s, and every 0.7 s while the probes succeed (the estimate followed the last
+///   one: libwebrtc's exponential probing), so the estimator can find the headroom (the
+///   send-side estimate cannot grow past 1.5 × what is actually sent) — also inside the
+///   cool-down once `probeAfterSwitch` has passed and during a pending upgrade's hold (for
+///   the layer above it), so the estimate for the next step is ready when the hold or the
+///   cool-down ends (a probe switches nothing by itself).
 ///
 /// Pure: `now` is passed in (monotonic µs).
 public struct LayerSelector: Sendable {
@@ -49,6 +52,23 @@ public struct LayerSelector: Sendable {
         public var severeShortfall = 0.7
         /// 5 s between probe requests: libwebrtc's ALR probing interval.
         public var probeInterval: Int64 = 5_000_000
+        /// 2 × the estimate at most per probe: libwebrtc's exponential probing (its start
+        /// probes are 3 × and 6 × the start rate, then 2 × each success) — a probe into a
+        /// link that cannot carry it only fills its queue, and at 2 × a 300 kbit/s cap a
+        /// 300 ms probe adds ≈ 11 kB to the queue, not the ≈ 20 kB of one aimed straight at
+        /// the 830 kbit/s the mid layer needs (NetEmu's queue is 30 kB).
+        public var probeGrowth = 2.0
+        /// 0.8: the estimate reached 80 % of the last probe's rate (and rose ≥ 10 % since
+        /// it was asked for) — it succeeded (a probe
+        /// reads 95 % of its receive rate when it fills the link, and the router's padding
+        /// tops up to its target only on average).
+        public var probeSuccess = 0.8
+        /// 700 ms between probes while each succeeds: a probe (300 ms), its last feedback
+        /// and the cluster's quiet time (≈ 0.5 s) — the ramp from the 300 kbit/s start to the
+        /// ≈ 2.4 Mbit/s the top layer needs takes three such steps instead of one per
+        /// `probeInterval` (seen end to end: the ramp to the top layer did not finish within
+        /// 40 s in 4 of 13 runs, and after a cap was lifted f was not back within 17 s).
+        public var probeStepInterval: Int64 = 700_000
         /// 1 s after a switch before probing: the new layer's keyframe (a spike of several
         /// times its rate) has passed, so the probe measures the link, not the keyframe.
         public var probeAfterSwitch: Int64 = 1_000_000
@@ -89,6 +109,9 @@ public struct LayerSelector: Sendable {
         case layerInactive
         /// A layer that had stopped arrives steadily again (`resumeHold`): back up to it.
         case layerResumed
+        /// The growing queue that caused an urgent downgrade was a false alarm (the estimator
+        /// undid its cut): back to the layer before it (`undoUrgentSwitch`).
+        case falseAlarm
         /// Nothing changed.
         case unchanged
     }
@@ -123,8 +146,35 @@ public struct LayerSelector: Sendable {
     private var upgradeSince: Int64?
     private var downgradeSince: Int64?
     private var lastProbe: Int64?
+    /// Rate of the last probe asked for (total, with audio), and the estimate then.
+    private var lastProbeBps: UInt64?
+    private var estimateAtProbe: UInt64?
     /// Switches made (for stats and tests).
     public private(set) var switches = 0
+    /// The latest urgent downgrade while it can still be undone: when, the layer before it,
+    /// and the last switch before it (its cool-down is given back).
+    private var urgentSwitch: (at: Int64, from: Int, switchBefore: Int64?)?
+    /// 1.5 s to undo an urgent downgrade: the estimator confirms or undoes a growing-queue
+    /// cut within 500 ms (`BandwidthEstimator.queueOnsetConfirmation`) of feedback, plus a
+    /// feedback interval and an RTT on a loaded path.
+    public static let undoWindow: Int64 = 1_500_000
+
+    /// The growing queue behind the latest urgent downgrade was a false alarm (no standing
+    /// queue followed; the estimator undid its cut): returns the layer before the downgrade
+    /// when it was within `undoWindow` and nothing changed since, and makes it the target
+    /// again without charging the cool-down — the switch was never the link's doing (seen end
+    /// to end on a loaded host: an uncapped subscriber knocked from the top layer to the lowest
+    /// by a receiver's stall, then 25 s to climb back behind holds and probes).
+    public mutating func undoUrgentSwitch(now: Int64) -> Int? {
+        guard let urgent = urgentSwitch, now - urgent.at <= Self.undoWindow else { return nil }
+        urgentSwitch = nil
+        target = urgent.from
+        lastSwitch = urgent.switchBefore
+        upgradeSince = nil
+        downgradeSince = nil
+        switches += 1
+        return urgent.from
+    }
 
     public init(config: Config = Config()) {
         self.config = config
@@ -211,8 +261,10 @@ public struct LayerSelector: Sendable {
             let severe = available < config.severeShortfall * rate(current)
             guard severe || now - since >= config.downgradeHold else { return keep() }
             guard !inCoolDown || severe || fitting == nil else { return keep() }
+            let switchBefore = lastSwitch
             var decision = fitting == nil ? change(to: nil, reason: .paused, now: now) : change(to: fitting, reason: .bandwidthDecreased, now: now)
             decision.urgent = severe && decision.changed
+            if decision.urgent { urgentSwitch = (now, current, switchBefore) }
             return decision
         }
         downgradeSince = nil
@@ -222,20 +274,36 @@ public struct LayerSelector: Sendable {
         if let candidate = upward {
             let since = upgradeSince ?? now
             upgradeSince = since
-            guard now - since >= config.upgradeHold, !inCoolDown else { return keep() }
-            return change(to: candidate, reason: target == nil ? .resumed : .bandwidthIncreased, now: now)
+            if now - since >= config.upgradeHold, !inCoolDown {
+                return change(to: candidate, reason: target == nil ? .resumed : .bandwidthIncreased, now: now)
+            }
+        } else {
+            upgradeSince = nil
         }
-        upgradeSince = nil
 
-        // A higher layer is allowed but does not fit with headroom: ask for a probe.
+        // A higher layer is allowed but does not fit with headroom (above the pending upgrade,
+        // if any): ask for a probe.
         let probeRates = probeBitrates.flatMap { $0.count == layerBitrates.count ? $0 : nil } ?? layerBitrates
-        let next = (0...cap).first { $0 > (target ?? -1) && probeRates[$0] > 0 }
+        let from = upward ?? target ?? -1
+        let next = (0...cap).first { $0 > from && probeRates[$0] > 0 }
         let settled = lastSwitch.map { now - $0 >= config.probeAfterSwitch } ?? true
-        if let next, settled, lastProbe.map({ now - $0 >= config.probeInterval }) ?? true {
+        // After a probe that the estimate followed (it reached `probeSuccess` of the probe's
+        // rate) the next step comes at once; after a failed one only every `probeInterval`.
+        // …and it lifted the estimate (≥ 10 %): an estimate already near a probe's target
+        // reads as a success without one, and would probe every 0.7 s into a full link.
+        let succeeded = lastProbeBps.map { Double(estimateBps) >= config.probeSuccess * Double($0) } ?? false
+            && Double(estimateBps) >= 1.1 * Double(estimateAtProbe ?? .max)
+        let interval = succeeded ? config.probeStepInterval : config.probeInterval
+        // Without a successful probe an upgrade already pending waits for its hold instead.
+        if let next, settled, upward == nil || succeeded, lastProbe.map({ now - $0 >= interval }) ?? true {
+            let need = config.probeOvershoot * config.upgradeHeadroom * Double(probeRates[next]) + Double(audioBps)
+            let bps = UInt64(min(need, config.probeGrowth * Double(estimateBps)))
             lastProbe = now
+            lastProbeBps = bps
+            estimateAtProbe = estimateBps
             var decision = keep()
             decision.wantsProbe = true
-            decision.probeBps = UInt64(config.probeOvershoot * config.upgradeHeadroom * Double(probeRates[next])) + audioBps
+            decision.probeBps = bps
             return decision
         }
         return keep()
@@ -247,6 +315,7 @@ public struct LayerSelector: Sendable {
 
     private mutating func change(to layer: Int?, reason: Reason, now: Int64) -> Decision {
         let changed = layer != target
+        if changed { urgentSwitch = nil }  // set again by the caller when this one is urgent
         let old = target
         target = layer
         upgradeSince = nil

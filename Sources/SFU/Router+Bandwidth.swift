@@ -21,6 +21,7 @@ extension Router {
     public func recordSent(subscriber: ParticipantID, transportSequenceNumber: UInt16?, size: Int, now: Int64) {
         guard let state = participants[subscriber] else { return }
         state.downlink.sent.add(bytes: size, now: now)
+        state.downlink.media.add(bytes: size, now: now)
         guard let sequence = transportSequenceNumber, state.description.receiveExtensions.transportCC != 0 else { return }
         let cluster = state.downlink.probe.flatMap { now < $0.end ? $0.cluster : nil }
         state.downlink.estimator.packetSent(transportSequenceNumber: sequence, size: size, now: now, probeCluster: cluster)
@@ -68,19 +69,33 @@ extension Router {
 
     // MARK: RTCP inputs
 
-    func consumeTransportFeedback(_ packet: RTCPTransportFeedback, from state: ParticipantState, now: Int64) {
+    /// One transport-cc feedback body (the FCI, read in place: no copy, no arrays).
+    func consumeTransportFeedback(body: UnsafeRawBufferPointer, from state: ParticipantState, now: Int64) {
         state.transportFeedbackPackets += 1
         do {
-            let feedback = try packet.decoded()
+            let feedback = try TransportFeedbackView(body: body)
             let onsets = state.downlink.estimator.queueOnsets
+            let reverts = state.downlink.estimator.queueOnsetReverts
             state.downlink.estimator.transportFeedback(feedback, now: now)
             state.downlink.transportFeedbacks += 1
+            // A growing-queue cut undone (no standing queue followed): a false alarm — undo
+            // the urgent downgrades it caused (`LayerSelector.undoUrgentSwitch`).
+            if state.downlink.estimator.queueOnsetReverts != reverts { undoUrgentSwitches(of: state, now: now) }
             // A queue growing fast (`QueueOnset`) overflows within a few hundred ms: choose
             // the layers now, not at the next evaluation (up to 200 ms later, enough to fill
             // a 30 kB queue at 1.2 Mbit/s of excess).
             if state.downlink.estimator.queueOnsets != onsets { evaluateLayers(of: state, now: now) }
         } catch {
             state.downlink.malformedTransportFeedback += 1
+        }
+    }
+
+    /// Sends every video subscription of `state` that an urgent downgrade moved within
+    /// `LayerSelector.undoWindow` back to its layer before it.
+    func undoUrgentSwitches(of state: ParticipantState, now: Int64) {
+        for subscription in state.subscriptions.values where subscription.track.kind == .video && !subscription.layers.pinned {
+            guard let layer = subscription.layers.selector.undoUrgentSwitch(now: now), layer <= layerCap(subscription) else { continue }
+            retarget(subscription, to: layer, reason: .falseAlarm, now: now)
         }
     }
 

@@ -32,7 +32,7 @@ extension Router {
         // libwebrtc probes only when application-limited, never behind a queue.
         guard !state.downlink.estimator.queueStanding else { return }
         guard let (ssrc, rtx) = probeCarrier(for: state) else { return }
-        let sending = state.downlink.sent.bitrate(now: now)
+        let sending = state.downlink.media.bitrate(now: now)
         let padding = targetBps > sending ? targetBps - sending : 0
         guard padding > 0 else { return }
         let budget = min(Int(padding * UInt64(Self.probeDuration) / 8_000_000), Self.probeBudgetBytes)
@@ -44,27 +44,40 @@ extension Router {
     }
 
     /// The video subscription padding goes on: the first one that has forwarded and is not
-    /// paused, with the subscriber's RTX payload type for the track's codec if negotiated.
+    /// paused, with the subscriber's RTX payload type for the track's codec if negotiated —
+    /// else, when all its video is paused, the first one with RTX: padding on the RTX SSRC
+    /// leaves the paused media sequence alone, and without a probe a subscriber whose video
+    /// was paused could never show the bandwidth to resume it (the estimate cannot grow past
+    /// 1.5 × the audio it still receives; seen end to end on a loaded host: 30 s paused).
     func probeCarrier(for state: ParticipantState) -> (UInt32, UInt8?)? {
         let candidates = state.subscriptions.values
-            .filter { $0.track.kind == .video && ($0.slot.map { $0.packetsSent > 0 && !$0.paused } ?? false) }
+            .filter { $0.track.kind == .video && ($0.slot.map { $0.packetsSent > 0 } ?? false) }
             .sorted { $0.outgoingSSRC < $1.outgoingSSRC }
-        guard let subscription = candidates.first else { return nil }
-        var rtx: UInt8?
-        for codec in subscription.track.description.codecs {
-            if let match = state.description.receiveCodecs.first(where: { $0.matches(codec) }),
-               let type = match.rtxPayloadType, type < 128 {
-                rtx = type
-                break
+        func rtxType(_ subscription: Subscription) -> UInt8? {
+            for codec in subscription.track.description.codecs {
+                if let match = state.description.receiveCodecs.first(where: { $0.matches(codec) }),
+                   let type = match.rtxPayloadType, type < 128 {
+                    return type
+                }
             }
+            return nil
         }
-        return (subscription.outgoingSSRC, rtx)
+        if let live = candidates.first(where: { !($0.slot?.paused ?? true) }) { return (live.outgoingSSRC, rtxType(live)) }
+        for paused in candidates { if let rtx = rtxType(paused) { return (paused.outgoingSSRC, rtx) } }
+        return nil
     }
 
     func finishProbes(now: Int64) {
         for state in participants.values {
-            if let probe = state.downlink.probe, now >= probe.end { state.downlink.probe = nil }
+            if let probe = state.downlink.probe, now >= probe.end { endProbe(of: state) }
         }
+    }
+
+    /// Ends the running probe of `state` and tells its estimator the cluster is complete.
+    func endProbe(of state: ParticipantState) {
+        guard let probe = state.downlink.probe else { return }
+        state.downlink.probe = nil
+        state.downlink.estimator.probeClusterEnded(probe.cluster)
     }
 
     /// Subscribers with probe padding due at `now`, appended to `out`; for each, call
@@ -72,7 +85,7 @@ extension Router {
     public func takeProbingSubscribers(now: Int64, into out: inout [ParticipantID]) {
         for state in participants.values {
             guard let probe = state.downlink.probe else { continue }
-            if now >= probe.end && paddingDue(probe, now: now) <= 0 { state.downlink.probe = nil; continue }
+            if now >= probe.end && paddingDue(probe, now: now) <= 0 { endProbe(of: state); continue }
             if paddingDue(probe, now: now) > 0 { out.append(state.id) }
         }
     }
@@ -98,7 +111,8 @@ extension Router {
         let payloadType: UInt8
         let sequenceNumber: UInt16
         let timestamp: UInt32
-        guard let slot = subscription.slot, !slot.paused else { return nil }  // paused since the probe began
+        // Paused since the probe began: only RTX padding goes on (the media sequence is left alone).
+        guard let slot = subscription.slot, !slot.paused || probe.rtxPayloadType != nil else { return nil }
         if let rtx = probe.rtxPayloadType {
             ssrc = subscription.outgoingRTXSSRC
             payloadType = rtx

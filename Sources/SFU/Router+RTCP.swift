@@ -17,7 +17,8 @@ extension Router {
     ///
     /// Walks the compound in place (`RTCPCompoundReader`, `RTCPPacketView.decoded()`) and
     /// loops by index: in steady state this allocates nothing per packet (issue 3,
-    /// `SFUServerAllocationTests`), except transport-cc feedback, whose decoder builds arrays.
+    /// `SFUServerAllocationTests`), transport-cc feedback included (`TransportFeedbackView`,
+    /// `BandwidthEstimatorAllocationTests`).
     public func handleRTCP(from participant: ParticipantID, packet: UnsafeRawBufferPointer, now: Int64, ntp: NTPTime) throws(RTCPError) -> [OutgoingRTCP] {
         guard let state = participants[participant] else { return [] }
         // Two passes over the bytes (no copies): a malformed compound is refused whole,
@@ -67,8 +68,8 @@ extension Router {
             // Terminated here, never forwarded upstream (docs/rtcp.md, REMB). The estimate
             // is what counts; the SSRC list is not copied (it would allocate).
             consumeREMB(RTCPReceiverEstimatedMaxBitrate(senderSSRC: remb.senderSSRC, bitrate: remb.bitrate, ssrcs: []), from: state, now: now)
-        case .transportFeedback(let senderSSRC, let mediaSSRC, let body):
-            consumeTransportFeedback(RTCPTransportFeedback(senderSSRC: senderSSRC, mediaSSRC: mediaSSRC, body: Array(body)), from: state, now: now)
+        case .transportFeedback(_, _, let body):
+            consumeTransportFeedback(body: body, from: state, now: now)
         case .goodbye:
             state.goodbyes += 1
         case .sourceDescription, .application, .other:

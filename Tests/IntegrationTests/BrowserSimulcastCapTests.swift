@@ -80,6 +80,93 @@ import XCTest
 ///   probe, 7's freeze figures). 1 of 7 runs passed: the rest failed on a burst reaching the
 ///   relay before any feedback (2), repeated cuts / a probe / the slow path pushing the
 ///   estimate below layer 0 + audio under the cap (4, 6, 7), or the slow ramp back to f (1, 5).
+/// - **estimator changes of the `capest` branch** (docs/rtcp.md, "Congestion control and
+///   simulcast"; pure traces in BandwidthEstimatorTests, DownlinkAdaptationTests,
+///   LayerSelectorTests, ProbeClustersTests, QueueOnsetTests): an over-use holds while the
+///   newest packets' delay is not rising and cuts from the queue's drain rate (class 1);
+///   probe clusters judged whole, closed by the router, ≥ 80 % acknowledged; exponential
+///   probing (≤ 2 × the estimate, the next step 0.7 s after a success) topping up the media
+///   rate only; probes while video is paused; an urgent downgrade caused by a growing-queue
+///   cut that is undone is undone too (class 2); this test checks bob is on f right before
+///   the cap (class 4). Runs 8–22, all on this branch, **host at load 6–29** (five helpers'
+///   builds and Chromium tests on 2 cores; `uptime` before/after each run):
+///   8. (load 10; before the false-alarm undo) bob on f at +30 s, then a growing-queue cut
+///      reading 464k, undone 1.3 s later, had switched him f → q; probes read 146–1,393k on
+///      the idle path at that load and he was not back on f within the 40 s pre-cap check
+///      (5 more onsets, 3 undone) — capped on h, f not back within 17 s after lifting — FAIL
+///      (hence the undo of urgent switches after a false alarm);
+///   9. (load 10–12) uncapped: a cut to 246k at +6 s and an onset reading 115k at +7.6 s
+///      that a standing queue confirmed (the relay's per-100 ms log shows the SFU's output
+///      stalling 100–400 ms at a time): video paused 8 s, no probe while paused (hence the
+///      paused probe). f at +33 s; at the cap alice's Chromium stalled 400 ms and flushed
+///      1.7 Mbit/s into one 100 ms slot: queue 778 ms, 64 drops; bob at 135p by +3.9 s; f not
+///      back within 17 s after lifting (estimate 190–370k, probes reading 199–347k) — FAIL;
+///   10. (load 19–21) uncapped: bob's transport-cc read 50–90 kbit/s delivered for 30 s
+///      (the SFU sent 55–360k), the estimate followed to 76k and the video was paused
+///      20–52 s with no probe — f never reached in 40 s — FAIL (uncapped stage);
+///   11. (load 17–29, paused probe) uncapped: delivered 54–115k, 10 growing-queue cuts
+///      (2 undone), f never reached in 40 s — FAIL (uncapped stage);
+///   12. (load 15–20, clusters closed by the router) bob on f at the cap (estimate 1.3M):
+///      the SFU on layer 0 within 0.45 s, bob at 135p by 1.9 s, the relay's queue peaked at
+///      254 ms, **0 drops**; 9 s into the cap bob's receiver acknowledged only 122–134k
+///      (the SFU sent 71–189k: alice's own stalls) and an over-use with the delay rising
+///      cut to 148k: video paused 16 s (the paused probes read 121–329k); after lifting the
+///      estimate reached 367k in 14 s — f not back within 17 s — FAIL.
+///   13. (load 17–29) uncapped: alice's Chromium sent so little that the SFU forwarded
+///      60–110k to bob and bob acknowledged 40–66k for a minute; carol (direct, no relay)
+///      did not get f within 30 s either — FAIL (uncapped stage, the host).
+///   14. (load 11–19, probe success needing a 10 % rise) bob on f at the cap: the SFU
+///      stopped f at +0.56 s, bob at 135p by +1.87 s (one freeze of 0.45 s), the relay's
+///      queue peaked at 338 ms, **0 drops**, the low layer held; but growing-queue cuts
+///      under the cap read 154k (bob acknowledging 57–140k while the SFU sent 53–107k) and
+///      after lifting the probes read 275k, 191k, 546k, 387k: h at +5.7 s, the estimate at
+///      644k by +17.6 s — f not back within 17 s — FAIL. (A probe whose *send* rate the
+///      loaded SFU could not reach reads low — min(send, receive) — and counts as failed:
+///      5 s to the next; an inconclusive-probe rule is left to do.)
+///   15. (load 12–20, final code) bob on f at the cap (estimate 1.33M): the SFU on layer 0
+///      by +0.85 s, bob at 135p by +2.2 s, no new freeze in the cap's first 3 s, the relay's
+///      queue peaked at 282 ms, **0 drops**; growing-queue cuts under the cap read 253–261k
+///      (the estimate stayed 221–245k, layer 0 held); after lifting, growing-queue cuts read
+///      348k and then 108k (confirmed by a standing queue: bob acknowledging 83–114k on the
+///      uncapped path) — the estimate was 104–261k for the rest of the window, f not back
+///      within 17 s — FAIL.
+///   16. (load 6–16, final code) **low layer after 2.5 s, f back 8.0 s after lifting**
+///      (the probes after the lift read 447k, 489k, 1,141k: h at +4.5 s, f at +7.6 s),
+///      carol kept f, the relay dropped 1 packet — but the freeze bound failed: longest
+///      stall 1.44 s, getStats freezes 4 totalling 3.32 s, the longest ≥ 2.28 s. The relay's
+///      log: the SFU's output stopped for 300 ms at +0.3 s and alice's Chromium flushed
+///      2.4 Mbit/s into one 100 ms slot at +0.8 s (queue 781 ms, the one drop); the first
+///      cut took bob f → h (at +1.55 s), the next h → q (+2.46 s) — FAIL (freeze only).
+///   17. (load 12–18, final code) **low layer after 2.6 s, f back 12.1 s after lifting**,
+///      carol kept f — freezes 4 totalling 2.18 s, the longest 1.20 s: over the bound. At the
+///      cap nothing reached the relay for 300 ms and then 1.3, 1.6 and 2.25 Mbit/s arrived in
+///      single 100 ms slots (+0.6, +0.8, +1.1 s; the SFU forwarding alice's stalled-and-
+///      flushed frames back to back): queue 799 ms, 41 drops before the cut could act —
+///      FAIL (freeze only). A send-side pacer (another helper's work) would spread such
+///      flushes; the estimator cannot.
+///   18. (load 15–21) low layer after 2.0 s, f back 3.8 s after lifting, 0 drops (queue
+///      ≤ 317 ms), carol kept f — freezes 3 totalling 1.83 s, the longest 1.07 s — FAIL
+///      (freeze, by 70 ms);
+///   19. (load 21) **PASS**: low layer after 0.7 s (the SFU stopped f at +0.44 s), f back
+///      10.3 s after lifting, freezes 2 totalling 1.11 s (longest 0.86 s), 0 drops (queue
+///      ≤ 184 ms), carol kept f;
+///   20. (load 20–23) **PASS**: low layer after 2.5 s, f back 8.8 s after lifting, one
+///      freeze of 0.27 s, 18 drops (a flush at the cap, queue 799 ms), carol kept f;
+///   21. (load 23–24) the first cut took bob f → h (+0.41 s), q only at 5.58 s (over the 5 s
+///      bound); after lifting the probes read 171k and 303k (failed: 5 s apart) and the
+///      estimate stayed ≈ 410–420k — f not back within 17 s — FAIL;
+///   22. (load 22–24) low layer by 3.5 s, 0 drops; after lifting the probes read 123k and
+///      the estimate stayed 356–416k — f not back within 17 s — FAIL.
+///   Summary: 2 of 15 on this branch at load 6–29 (runs 19, 20), against 1 of 7 at load
+///   2–17 before; of the last 7 runs (16–22, final code) 2 passed, 3 met the 5 s and 15 s
+///   bounds and failed only the 1 s freeze (2.28 s, 1.20 s, 1.07 s: flushes and stalls
+///   upstream of the relay), 2 failed the recovery on probes reading low at load 22–24 —
+///   a probe the loaded SFU could not *send* at its rate reads low (min(send, receive)) and
+///   counts as failed (5 s to the next); an inconclusive-probe rule is the next step. Not
+///   ≥ 4 of 5: still gated. Runs 9–13 and 15 failed on the receiving side starving
+///   (transport-cc reading 50–130 kbit/s delivered on an uncapped or 300k path, the SFU's
+///   and the publisher's output stalling for 100–400 ms), which the estimator reads,
+///   correctly for what it sees, as a slow link. To re-measure on a quiet host (load < 4).
 /// - a selector bug this test used to hide: a subscription made before alice's layers
 ///   arrived had no selector decision and stayed on the router's default (the top layer)
 ///   whatever the estimate — the "uncapped" phase passed only because of it (fixed: the
@@ -148,6 +235,10 @@ final class BrowserSimulcastCapTests: BrowserSimulcastCase {
         try waitForLayer(alice, publisher: aliceKey, subscriber: bobKey, layer: 2, within: 40, "bob, uncapped", since: start,
                          page: bob, stream: aliceKey, minHeight: highHeight, minTopLayerBps: 1_000_000)
         try waitForLayer(alice, publisher: aliceKey, subscriber: carolKey, layer: 2, within: 30, "carol, uncapped", since: start)
+        // Bob again, right before the cap: carol's wait can take seconds, and bob may have
+        // left f meanwhile (run 5 capped him on h). Same bound and checks as the first wait.
+        try waitForLayer(alice, publisher: aliceKey, subscriber: bobKey, layer: 2, within: 40, "bob, right before the cap", since: start,
+                         page: bob, stream: aliceKey, minHeight: highHeight, minTopLayerBps: 1_000_000)
 
         // Cap server → bob.
         var fArriving = LayerProgress(rid: "f")

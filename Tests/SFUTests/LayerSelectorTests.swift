@@ -177,10 +177,94 @@ final class LayerSelectorTests: XCTestCase {
         XCTAssertEqual(probes.dropFirst().first, 6_000_000)
         let decision = selector.update(estimateBps: 300_000, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: 25_000_000)
         XCTAssertTrue(decision.wantsProbe)
-        XCTAssertEqual(decision.probeBps, UInt64(1.2 * 1.3 * 500_000) + audio, "aims above what the mid layer needs")
+        XCTAssertEqual(decision.probeBps, 600_000, "at most 2 × the estimate (the mid layer needs 1.2 × 1.3 × 500k + audio)")
+        let near = selector.update(estimateBps: 600_000, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: 25_800_000)
+        XCTAssertTrue(near.wantsProbe, "the estimate followed the probe: the next one 0.7 s later, not 5 s")
+        XCTAssertEqual(near.probeBps, UInt64(1.2 * 1.3 * 500_000) + audio, "aims above what the mid layer needs")
         var capped = LayerSelector()
         let (_, none) = run(&capped, to: 20_000_000, maxLayer: 0) { _ in 300_000 }
         XCTAssertTrue(none.isEmpty, "no probe when already on the highest allowed layer")
+    }
+
+    /// Exponential probing: while each probe succeeds (the estimate follows it) the next
+    /// one comes 0.7 s later at up to 2 × the estimate, also for the layer above an upgrade
+    /// that waits for its hold; a failed probe waits `probeInterval` (5 s).
+    func testSuccessfulProbesStepUpAndFailedOnesBackOff() {
+        var selector = LayerSelector()
+        var estimate: UInt64 = 300_000
+        var probes: [(Int64, UInt64)] = []
+        var changes: [(Int64, Int?)] = []
+        var now: Int64 = 0
+        while now <= 8_000_000 {
+            let decision = selector.update(estimateBps: estimate, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: now)
+            if decision.changed { changes.append((now, decision.target)) }
+            // The link carries anything: the estimate follows each probe 0.4 s later.
+            if decision.wantsProbe, let bps = decision.probeBps { probes.append((now, bps)) }
+            if let last = probes.last, now - last.0 == 400_000 { estimate = max(estimate, last.1) }
+            now += 100_000
+        }
+        print("probes (s, kbit/s): \(probes.map { "(\(Double($0.0) / 1e6), \($0.1 / 1000))" }), changes \(changes)")
+        XCTAssertEqual(probes.map(\.1), [600_000, 820_000, 1_640_000, 2_380_000], "2 × the estimate, capped at the next layer's need")
+        XCTAssertEqual(probes.map(\.0), [1_000_000, 1_700_000, 2_400_000, 3_100_000])
+        XCTAssertEqual(changes.last?.1, 2, "on the top layer")
+        XCTAssertLessThanOrEqual(changes.last?.0 ?? .max, 4_500_000, "within 4.5 s of the start")
+
+        // The link stops following: one failed probe, the next 5 s later.
+        var capped = LayerSelector()
+        var times: [Int64] = []
+        now = 0
+        while now <= 12_000_000 {
+            let decision = capped.update(estimateBps: 300_000, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: now)
+            if decision.wantsProbe { times.append(now) }
+            now += 100_000
+        }
+        XCTAssertEqual(times, [1_000_000, 6_000_000, 11_000_000])
+
+        // An estimate already within 80 % of the next probe's target (1.92M on h, the top layer
+        // needing 2.38M) that the probe does not lift: no success, the next probe 5 s later —
+        // not every 0.7 s into a full link.
+        var near = LayerSelector()
+        times = []
+        now = 0
+        while now <= 12_000_000 {
+            let decision = near.update(estimateBps: 1_920_000, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: now)
+            if decision.wantsProbe { times.append(now) }
+            now += 100_000
+        }
+        XCTAssertEqual(near.target, 1)
+        XCTAssertEqual(times, [1_000_000, 6_000_000, 11_000_000])
+    }
+
+    /// A false growing-queue alarm (`LayerSelector.undoUrgentSwitch`): the estimate dips to
+    /// 250k for one evaluation (the estimator's provisional cut), the selector switches from
+    /// the top layer to layer 0 urgently; the cut is undone 600 ms later and so is the switch
+    /// — back on the top layer at once, without charging the cool-down (a real downgrade right
+    /// after is still allowed) — but only within `undoWindow` and only for an urgent switch.
+    func testUrgentSwitchIsUndoneAfterAFalseAlarm() {
+        var selector = LayerSelector()
+        _ = run(&selector, to: 10_000_000) { _ in 3_000_000 }
+        XCTAssertEqual(selector.target, 2)
+        let dip = selector.update(estimateBps: 250_000, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: 10_100_000)
+        XCTAssertEqual(dip.target, 0)
+        XCTAssertTrue(dip.urgent)
+        XCTAssertTrue(selector.inCoolDown(now: 10_200_000))
+        XCTAssertEqual(selector.undoUrgentSwitch(now: 10_700_000), 2)
+        XCTAssertEqual(selector.target, 2)
+        XCTAssertFalse(selector.inCoolDown(now: 10_800_000), "the false alarm's switch does not count")
+        XCTAssertNil(selector.undoUrgentSwitch(now: 10_800_000), "once")
+        let steady = selector.update(estimateBps: 3_000_000, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: 10_800_000)
+        XCTAssertFalse(steady.changed)
+
+        // Too late, or not urgent: nothing to undo.
+        let again = selector.update(estimateBps: 250_000, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: 11_000_000)
+        XCTAssertTrue(again.urgent)
+        XCTAssertNil(selector.undoUrgentSwitch(now: 11_000_000 + LayerSelector.undoWindow + 1))
+        XCTAssertEqual(selector.target, 0)
+        var mild = LayerSelector()
+        _ = run(&mild, to: 10_000_000) { _ in 3_000_000 }
+        _ = run(&mild, from: 10_100_000, to: 11_000_000) { _ in 1_300_000 }  // f short by 16 %: a plain 500 ms downgrade
+        XCTAssertEqual(mild.target, 1)
+        XCTAssertNil(mild.undoUrgentSwitch(now: 11_100_000))
     }
 
     /// End to end: estimator + selector + a sender that sends what the selector picks (plus

@@ -64,6 +64,48 @@ final class QueueOnsetTests: XCTestCase {
         for rate in results.compactMap({ $0 }) { XCTAssertEqual(rate, 5_000_000, accuracy: 50_000) }
     }
 
+    /// The readings the over-use rules rest on (`BandwidthEstimator.Config.minOveruseGrowth`):
+    /// a queue draining at 300 kbit/s while 200 kbit/s is sent (the queue a cap left behind,
+    /// after the switch to layer 0) shows a *falling* delay and its drain rate, the capacity;
+    /// a queue growing (500 kbit/s into 300k) a rising one; a flow the link carries, read by a
+    /// receiver that stalls 40 ms of every 120 ms and stamps the held packets at once, no
+    /// growth — the smallest delay of each third is the path's, the stalls only add.
+    func testDelayGrowthAndDrainRate() {
+        // Draining: 400 ms of queue at the start, 1,200 B sent every 48 ms (200 kbit/s), the
+        // link serves one every 32 ms (300 kbit/s) while queued.
+        var draining = QueueOnset()
+        var free: Int64 = 400_000
+        for index in 0..<8 {
+            let send = Int64(index) * 48_000
+            free = max(free, send + 10_000) + 32_000
+            draining.add(send: send, arrival: free, size: 1200)
+        }
+        draining.trim()
+        let falling = draining.delayGrowth() ?? .max
+        XCTAssertLessThan(falling, -20_000, "a draining queue: the delay falls (\(falling) µs)")
+        XCTAssertEqual(draining.drainRate(base: 10_000) ?? 0, 300_000, accuracy: 1, "drains at the capacity")
+
+        // Growing: 500 kbit/s (every 19.2 ms) into 300 kbit/s.
+        var growing = QueueOnset()
+        free = 0
+        for index in 0..<10 {
+            let send = Int64(index) * 19_200
+            free = max(free, send + 10_000) + 32_000
+            growing.add(send: send, arrival: free, size: 1200)
+        }
+        XCTAssertGreaterThan(growing.delayGrowth() ?? 0, 50_000)
+
+        // Carried, stalled reader: no growth.
+        var stalled = QueueOnset()
+        for index in 0..<24 {
+            let send = Int64(index) * 10_000
+            let arrival = send + 10_000
+            stalled.add(send: send, arrival: arrival % 120_000 < 40_000 ? arrival - arrival % 120_000 + 40_000 : arrival, size: 1200)
+        }
+        stalled.trim()
+        XCTAssertEqual(stalled.delayGrowth() ?? .max, 0, "stalls add to some packets only")
+    }
+
     /// The estimator on the browser test's shape (`CongestionTrace`, feedback every 50 ms as
     /// Chromium sends it above ≈ 1.1 Mbit/s, and every 100 ms): the cut to ≈ 255k (0.85 ×
     /// 300k) comes before the queue overflows with 50 ms feedback; with 100 ms feedback around

@@ -80,6 +80,9 @@ struct CongestionTrace {
     private var probeID = 0
     /// A one-off probe at this rate on the next step (`probe(rateBps:)`).
     private var pendingProbe: Double?
+    /// When set, `bytes` more (1200-byte packets, all at once: a keyframe) every `every` µs.
+    var burstEvery: (every: Int64, bytes: Int)?
+    private var nextBurst: Int64 = 0
 
     /// Sends a 10-packet probe cluster at `rateBps` on the next millisecond.
     mutating func probe(rateBps: UInt64) { pendingProbe = Double(rateBps) }
@@ -100,6 +103,14 @@ struct CongestionTrace {
                 if let arrival = link.send(size: packetSize, now: nextSend) { inFlight.append((arrival, seq)) }
                 seq &+= 1
                 nextSend += Int64(Double(packetSize * 8) * 1_000_000 / max(rate, 1))
+            }
+            if let burst = burstEvery, now >= nextBurst {
+                nextBurst = now + burst.every
+                for _ in 0..<max(burst.bytes / packetSize, 1) {
+                    estimator.packetSent(transportSequenceNumber: seq, size: packetSize, now: now)
+                    if let arrival = link.send(size: packetSize, now: now) { inFlight.append((arrival, seq)) }
+                    seq &+= 1
+                }
             }
             var probeRate: Double?
             if let every = probeEvery, now >= nextProbe {
