@@ -64,6 +64,7 @@ extension SwitchboardServer {
             lines.append("switchboard_frame_handling_microseconds{quantile=\"0.99\"} \(p99)")
             lines.append("switchboard_frame_handling_microseconds_count \(commandTimes.total)")
         }
+        lines += timings.expositionLines()
         lines += layerMetricsLines()
         lines += mediaMetricsLines()
         return lines.joined(separator: "\n") + "\n"

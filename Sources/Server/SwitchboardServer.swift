@@ -26,6 +26,8 @@ public final class SwitchboardServer {
     var tickTimer: TimerHandle?
     /// Signaling latency per frame (µs, received → its actions carried out), for /metrics.
     var commandTimes = LatencyWindow()
+    /// Where frames wait on the loop (batch sizes, commit, sends, tick), for /metrics.
+    var timings = HubTimings()
     var pendingFrames: [PendingFrame] = []
     var flushScheduled = false
 
@@ -104,9 +106,13 @@ public final class SwitchboardServer {
     /// 200 ms: deadline granularity well under the shortest configured timeout (seconds),
     /// and cheap (one indexed query) when nothing is due.
     private func scheduleTick() {
+        let dueAt = EventLoop.monotonicMicroseconds() + 200_000
         tickTimer = loop.schedule(afterMilliseconds: 200) { [weak self] in
             guard let self else { return }
+            let started = EventLoop.monotonicMicroseconds()
+            self.timings.tickLateness.record(max(0, started - dueAt))
             self.carryOut(self.inBatch(connections: []) { self.hub.tick(time: self.now()) })
+            self.timings.tick.record(EventLoop.monotonicMicroseconds() - started)
             self.scheduleTick()
         }
     }
@@ -123,11 +129,22 @@ public final class SwitchboardServer {
             flushScheduled = true
             loop.execute { [weak self] in self?.flushFrames() }
         }
+        let started = EventLoop.monotonicMicroseconds()
+        for frame in batch { timings.frameWait.record(started - frame.receivedAt) }
+        timings.batchFrames.record(Int64(batch.count))
+        var bodyStarted = started, bodyEnded = started
         let actions = inBatch(connections: batch.map(\.connection)) {
-            batch.flatMap { hub.received($0.text, on: $0.connection, time: now()) }
+            bodyStarted = EventLoop.monotonicMicroseconds()
+            let actions = batch.flatMap { hub.received($0.text, on: $0.connection, time: now()) }
+            bodyEnded = EventLoop.monotonicMicroseconds()
+            return actions
         }
+        let committed = EventLoop.monotonicMicroseconds()
+        timings.batchWork.record(bodyEnded - bodyStarted)
+        timings.commit.record((bodyStarted - started) + (committed - bodyEnded))
         carryOut(actions)
         let done = EventLoop.monotonicMicroseconds()
+        timings.carryOut.record(done - committed)
         for frame in batch { commandTimes.record(done - frame.receivedAt) }
     }
 

@@ -1,0 +1,36 @@
+/// Where a frame's time goes on the hub's loop, as histograms on /metrics
+/// (docs/benchmarks.md, "Hub latency"): a stall of the loop shows as a tail in one of them,
+/// and the tick's lateness shows stalls that no frame was waiting behind.
+struct HubTimings {
+    /// µs from a frame's arrival on the loop (after the socket read) to the start of the
+    /// batch that handles it.
+    var frameWait = LatencyHistogram(bounds: LatencyHistogram.microsecondBounds)
+    /// Frames per storage batch.
+    var batchFrames = LatencyHistogram(bounds: LatencyHistogram.countBounds)
+    /// µs of hub work inside a batch, before its COMMIT.
+    var batchWork = LatencyHistogram(bounds: LatencyHistogram.microsecondBounds)
+    /// µs of a batch's BEGIN IMMEDIATE … COMMIT around that work.
+    var commit = LatencyHistogram(bounds: LatencyHistogram.microsecondBounds)
+    /// µs carrying out a batch's actions (WebSocket sends, closes, pushes).
+    var carryOut = LatencyHistogram(bounds: LatencyHistogram.microsecondBounds)
+    /// µs of one tick (due deadlines, housekeeping), commit included.
+    var tick = LatencyHistogram(bounds: LatencyHistogram.microsecondBounds)
+    /// µs the tick timer fired after it was due: the loop was busy (or the thread waited
+    /// for a CPU) that long.
+    var tickLateness = LatencyHistogram(bounds: LatencyHistogram.microsecondBounds)
+
+    func expositionLines() -> [String] {
+        frameWait.exposition(name: "switchboard_hub_frame_wait_microseconds",
+                             help: "Time from a frame's arrival on the hub's loop to the start of its batch.")
+            + batchFrames.exposition(name: "switchboard_hub_batch_frames", help: "Frames per storage batch.")
+            + batchWork.exposition(name: "switchboard_hub_batch_work_microseconds",
+                                   help: "Hub work inside a storage batch, before its commit.")
+            + commit.exposition(name: "switchboard_hub_batch_commit_microseconds",
+                                help: "BEGIN IMMEDIATE and COMMIT of a storage batch.")
+            + carryOut.exposition(name: "switchboard_hub_carry_out_microseconds",
+                                  help: "Carrying out a batch's sends and closes after its commit.")
+            + tick.exposition(name: "switchboard_hub_tick_microseconds", help: "One hub tick (deadlines, housekeeping).")
+            + tickLateness.exposition(name: "switchboard_hub_tick_lateness_microseconds",
+                                      help: "How late the tick timer fired: time the loop was busy or waiting for a CPU.")
+    }
+}
