@@ -2,8 +2,8 @@
 /// (docs/benchmarks.md, "Hub latency"): a stall of the loop shows as a tail in one of them,
 /// and the tick's lateness shows stalls that no frame was waiting behind.
 struct HubTimings {
-    /// µs from a frame's arrival on the loop (after the socket read) to the start of the
-    /// batch that handles it.
+    /// µs from a frame's arrival on the loop (after the socket read) until the hub starts on
+    /// it: the batches before its own and the frames ahead of it in its batch.
     var frameWait = LatencyHistogram(bounds: LatencyHistogram.microsecondBounds)
     /// Frames per storage batch.
     var batchFrames = LatencyHistogram(bounds: LatencyHistogram.countBounds)
@@ -15,13 +15,15 @@ struct HubTimings {
     var carryOut = LatencyHistogram(bounds: LatencyHistogram.microsecondBounds)
     /// µs of one tick (due deadlines, housekeeping), commit included.
     var tick = LatencyHistogram(bounds: LatencyHistogram.microsecondBounds)
+    /// µs of one retention chunk (``PurgeRounds``), commit included.
+    var purge = LatencyHistogram(bounds: LatencyHistogram.microsecondBounds)
     /// µs the tick timer fired after it was due: the loop was busy (or the thread waited
     /// for a CPU) that long.
     var tickLateness = LatencyHistogram(bounds: LatencyHistogram.microsecondBounds)
 
     func expositionLines() -> [String] {
         frameWait.exposition(name: "switchboard_hub_frame_wait_microseconds",
-                             help: "Time from a frame's arrival on the hub's loop to the start of its batch.")
+                             help: "Time from a frame's arrival on the hub's loop until the hub starts on it (in its batch).")
             + batchFrames.exposition(name: "switchboard_hub_batch_frames", help: "Frames per storage batch.")
             + batchWork.exposition(name: "switchboard_hub_batch_work_microseconds",
                                    help: "Hub work inside a storage batch, before its commit.")
@@ -30,6 +32,7 @@ struct HubTimings {
             + carryOut.exposition(name: "switchboard_hub_carry_out_microseconds",
                                   help: "Carrying out a batch's sends and closes after its commit.")
             + tick.exposition(name: "switchboard_hub_tick_microseconds", help: "One hub tick (deadlines, housekeeping).")
+            + purge.exposition(name: "switchboard_hub_purge_chunk_microseconds", help: "One retention purge chunk.")
             + tickLateness.exposition(name: "switchboard_hub_tick_lateness_microseconds",
                                       help: "How late the tick timer fired: time the loop was busy or waiting for a CPU.")
     }

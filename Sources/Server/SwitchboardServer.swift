@@ -29,6 +29,10 @@ public final class SwitchboardServer {
     /// Where frames wait on the loop (batch sizes, commit, sends, tick), for /metrics.
     var timings = HubTimings()
     var pendingFrames: [PendingFrame] = []
+    /// When a batch stops taking frames (elapsed work time, then count).
+    var batchCut = BatchCut()
+    /// When the next retention chunk runs.
+    var purgeRounds = PurgeRounds()
     var flushScheduled = false
 
     struct PendingFrame {
@@ -104,42 +108,55 @@ public final class SwitchboardServer {
     }
 
     /// 200 ms: deadline granularity well under the shortest configured timeout (seconds),
-    /// and cheap (one indexed query) when nothing is due.
+    /// and cheap (one indexed query) when nothing is due. Each tick also runs at most one
+    /// bounded retention chunk (``purgeIfDue(time:)``).
     private func scheduleTick() {
         let dueAt = EventLoop.monotonicMicroseconds() + 200_000
         tickTimer = loop.schedule(afterMilliseconds: 200) { [weak self] in
             guard let self else { return }
             let started = EventLoop.monotonicMicroseconds()
             self.timings.tickLateness.record(max(0, started - dueAt))
-            self.carryOut(self.inBatch(connections: []) { self.hub.tick(time: self.now()) })
+            self.carryOut(self.inBatch(connections: { [] }) { self.hub.tick(time: self.now()) })
             self.timings.tick.record(EventLoop.monotonicMicroseconds() - started)
+            self.purgeIfDue(time: self.now())
             self.scheduleTick()
         }
     }
 
-    /// Group commit: the frames that arrived in one pass of the event loop are handled in
-    /// one storage transaction, and nothing (no ack, no delivery) leaves before it commits.
-    /// Under light load a batch holds one frame; under load the per-commit cost is shared.
+    /// Group commit: the frames that arrived while the loop was busy are handled in one
+    /// storage transaction, and nothing (no ack, no delivery) leaves before it commits.
+    /// Under light load a batch holds one frame; under load the per-commit cost is shared,
+    /// and ``BatchCut`` ends a batch after ~2 ms of work so that no frame waits behind a long
+    /// one (the rest go first into the next batch).
     func flushFrames() {
         flushScheduled = false
-        // 256: bounds the latency one batch adds to the frames behind it.
-        let batch = pendingFrames.prefix(256)
-        pendingFrames.removeFirst(batch.count)
+        guard !pendingFrames.isEmpty else { return }
+        let started = EventLoop.monotonicMicroseconds()
+        var taken = 0
+        var bodyStarted = started, bodyEnded = started
+        let actions = inBatch(connections: { pendingFrames.prefix(taken).map(\.connection) }) {
+            bodyStarted = EventLoop.monotonicMicroseconds()
+            var actions: [HubAction] = []
+            var clock = bodyStarted
+            while taken < pendingFrames.count {
+                let frame = pendingFrames[taken]
+                taken += 1
+                timings.frameWait.record(clock - frame.receivedAt)
+                actions += hub.received(frame.text, on: frame.connection, time: now())
+                clock = EventLoop.monotonicMicroseconds()
+                if batchCut.isFull(frames: taken, startedAt: bodyStarted, now: clock) { break }
+            }
+            bodyEnded = clock
+            return actions
+        }
+        let batch = pendingFrames.prefix(taken)
+        pendingFrames.removeFirst(taken)
         if !pendingFrames.isEmpty {
             flushScheduled = true
             loop.execute { [weak self] in self?.flushFrames() }
         }
-        let started = EventLoop.monotonicMicroseconds()
-        for frame in batch { timings.frameWait.record(started - frame.receivedAt) }
-        timings.batchFrames.record(Int64(batch.count))
-        var bodyStarted = started, bodyEnded = started
-        let actions = inBatch(connections: batch.map(\.connection)) {
-            bodyStarted = EventLoop.monotonicMicroseconds()
-            let actions = batch.flatMap { hub.received($0.text, on: $0.connection, time: now()) }
-            bodyEnded = EventLoop.monotonicMicroseconds()
-            return actions
-        }
         let committed = EventLoop.monotonicMicroseconds()
+        timings.batchFrames.record(Int64(batch.count))
         timings.batchWork.record(bodyEnded - bodyStarted)
         timings.commit.record((bodyStarted - started) + (committed - bodyEnded))
         carryOut(actions)
@@ -151,10 +168,11 @@ public final class SwitchboardServer {
     /// Runs hub work in one storage transaction. If the final commit fails, nothing was
     /// durable: the hub forgets its cached call states and the connections involved are
     /// closed, so their devices reconnect and retry with the same eventIDs.
-    func inBatch(connections: [ConnectionID], _ body: () -> [HubAction]) -> [HubAction] {
+    func inBatch(connections: () -> [ConnectionID], _ body: () -> [HubAction]) -> [HubAction] {
         do {
             return try store.batch(body)
         } catch {
+            let connections = connections()
             log.error("batch commit failed", ["error": .string("\(error)"), "frames": .int(Int64(connections.count))])
             hub.discardCachedState()
             return Set(connections).map { .close($0, code: 1011, reason: "storage failure; reconnect and retry") }

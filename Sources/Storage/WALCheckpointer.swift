@@ -13,12 +13,19 @@ import Foundation
 /// `kill -9`), and a checkpoint only copies committed pages into the database file.
 ///
 /// Every `interval` a `PASSIVE` checkpoint copies what it can without taking any lock the
-/// writer needs. The writer restarts the WAL from the beginning at its next transaction
-/// once everything was copied, so under light load the file stays small. Under a steady
-/// write load a passive checkpoint rarely catches up with the writer; when the WAL file has
-/// grown past `restartBytes`, a `RESTART` checkpoint waits for the writer to finish its
-/// current transaction and holds it off for the final copy and `fsync` (a rare pause of a
-/// few ms, bounded to once per `restartBytes` of WAL, instead of one per 1,000 pages).
+/// writer needs. The writer restarts the WAL from the beginning at its next transaction only
+/// once *every* frame was copied, and under a steady write load frames keep arriving while a
+/// pass copies and `fsync`s, so a single pass per interval never caught up: the WAL grew to
+/// `restartBytes` in ~10 s and then a `RESTART` held the writer off for its copy and two
+/// `fsync`s. Measured on the hub's loop (docs/benchmarks.md, "Hub latency"): `BEGIN
+/// IMMEDIATE` sleeping in SQLite's busy handler for 2+5+10+15+20+25 ms ≈ 100 ms every
+/// ~2.5 s, plus a 10–40 ms `ftruncate` of the grown WAL back to `journal_size_limit`. So a
+/// round now runs up to `catchUpPasses` passive passes back to back while the last one left
+/// frames behind; each copies only what was committed during the one before, and the first
+/// pass that ends with nothing left lets the writer restart the WAL (no lock taken, no
+/// writer waiting). `RESTART` stays as the bound for a writer that outruns the passes: it
+/// runs only when the WAL holds more than `restartBytes` of frames (counted from the
+/// checkpoint's answer, not the file's size, which a restarted WAL keeps).
 final class WALCheckpointer: @unchecked Sendable {
     /// 1 s: short enough that the WAL a passive checkpoint copies is a few MB at most at
     /// the benchmark's write rate (one fsync per second instead of one per ~1,000 pages),
@@ -27,10 +34,15 @@ final class WALCheckpointer: @unchecked Sendable {
     /// 64 MB: matches the store's `journal_size_limit`; well past what one second of writes
     /// appends, so `RESTART` (the only mode that delays the writer) stays rare.
     static let defaultRestartBytes = 64 * 1024 * 1024
+    /// 8 passes: each copies what was committed during the previous one (its two `fsync`s
+    /// are the pass's length), so the remainder shrinks fast; a pass that copies nothing new
+    /// costs no `fsync`. Bounds one round's I/O when the writer never pauses.
+    static let defaultCatchUpPasses = 8
 
     let path: String
     let intervalMilliseconds: Int
     let restartBytes: Int
+    let catchUpPasses: Int
     private let stopSignal = DispatchSemaphore(value: 0)
     private let exited = DispatchSemaphore(value: 0)
     private let lock = NSLock()
@@ -41,14 +53,20 @@ final class WALCheckpointer: @unchecked Sendable {
         var passive = 0
         var restarts = 0
         var failures = 0
+        /// Rounds that ended with every frame copied (the writer restarts the WAL next).
+        var caughtUp = 0
+        /// Passive passes run, first passes and catch-up passes together.
+        var passes = 0
         /// Frames the last checkpoint copied into the database file.
         var lastCheckpointedFrames: Int64 = 0
     }
 
-    init(path: String, intervalMilliseconds: Int = defaultIntervalMilliseconds, restartBytes: Int = defaultRestartBytes) {
+    init(path: String, intervalMilliseconds: Int = defaultIntervalMilliseconds, restartBytes: Int = defaultRestartBytes,
+         catchUpPasses: Int = defaultCatchUpPasses) {
         self.path = path
         self.intervalMilliseconds = intervalMilliseconds
         self.restartBytes = restartBytes
+        self.catchUpPasses = max(1, catchUpPasses)
     }
 
     var current: Stats {
@@ -80,17 +98,30 @@ final class WALCheckpointer: @unchecked Sendable {
         exited.wait()
     }
 
-    /// One round: `PASSIVE`, then `RESTART` if the WAL file is over the bound.
+    /// One round: `PASSIVE` passes until one leaves no frame behind (at most
+    /// `catchUpPasses`), then `RESTART` if the WAL still holds more than `restartBytes`.
     func checkpoint(_ connection: SQLiteConnection) {
         do {
-            let copied = try Self.run("PASSIVE", on: connection).checkpointed
+            var passes = 0
+            var copied: Int64 = 0
+            var last = (frames: Int64(0), checkpointed: Int64(0))
+            repeat {
+                last = try Self.run("PASSIVE", on: connection)
+                passes += 1
+                copied = max(copied, last.checkpointed)
+            } while passes < catchUpPasses && last.checkpointed >= 0 && last.checkpointed < last.frames
+            let caughtUp = last.checkpointed >= 0 && last.checkpointed == last.frames
             var restarted = false
-            if walBytes() > restartBytes {
+            // Also when caught up: then it copies nothing and holds the writer only for the
+            // header reset, and the file is reused from its start at once.
+            if walFrameBytes(frames: last.frames, on: connection) > restartBytes {
                 _ = try Self.run("RESTART", on: connection)
                 restarted = true
             }
             lock.lock()
             stats.passive += 1
+            stats.passes += passes
+            if caughtUp { stats.caughtUp += 1 }
             if restarted { stats.restarts += 1 }
             stats.lastCheckpointedFrames = copied
             lock.unlock()
@@ -99,17 +130,19 @@ final class WALCheckpointer: @unchecked Sendable {
         }
     }
 
+    /// Bytes the WAL's frames take (a frame is a page plus its 24-byte header,
+    /// https://sqlite.org/fileformat.html#the_write_ahead_log). The file's size is no measure:
+    /// after a restart the writer reuses the file from its start without shrinking it.
+    func walFrameBytes(frames: Int64, on connection: SQLiteConnection) -> Int {
+        let pageSize = (try? connection.scalarInt("PRAGMA page_size")) ?? 4096
+        return Int(frames) * (Int(pageSize) + 24)
+    }
+
     /// `PRAGMA wal_checkpoint(mode)` returns (busy, frames in the WAL, frames checkpointed).
     @discardableResult
     static func run(_ mode: String, on connection: SQLiteConnection) throws -> (frames: Int64, checkpointed: Int64) {
         try connection.with("PRAGMA wal_checkpoint(\(mode))") { statement in
             try statement.step() ? (statement.int64(1), statement.int64(2)) : (0, 0)
         }
-    }
-
-    /// Size of the `-wal` file, 0 if there is none.
-    func walBytes() -> Int {
-        let attributes = try? FileManager.default.attributesOfItem(atPath: path + "-wal")
-        return (attributes?[.size] as? NSNumber)?.intValue ?? 0
     }
 }
