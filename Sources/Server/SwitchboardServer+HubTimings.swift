@@ -9,7 +9,11 @@ struct HubTimings {
     var batchFrames = LatencyHistogram(bounds: LatencyHistogram.countBounds)
     /// µs of hub work inside a batch, before its COMMIT.
     var batchWork = LatencyHistogram(bounds: LatencyHistogram.microsecondBounds)
-    /// µs of a batch's BEGIN IMMEDIATE … COMMIT around that work.
+    /// µs of a batch's BEGIN IMMEDIATE: waits here are another connection holding the write
+    /// lock (a `RESTART` checkpoint), in SQLite's busy handler.
+    var begin = LatencyHistogram(bounds: LatencyHistogram.microsecondBounds)
+    /// µs of a batch's COMMIT: the WAL writes, and the WAL header's `fsync` when the commit
+    /// is the first after a WAL restart.
     var commit = LatencyHistogram(bounds: LatencyHistogram.microsecondBounds)
     /// µs carrying out a batch's actions (WebSocket sends, closes, pushes).
     var carryOut = LatencyHistogram(bounds: LatencyHistogram.microsecondBounds)
@@ -27,8 +31,9 @@ struct HubTimings {
             + batchFrames.exposition(name: "switchboard_hub_batch_frames", help: "Frames per storage batch.")
             + batchWork.exposition(name: "switchboard_hub_batch_work_microseconds",
                                    help: "Hub work inside a storage batch, before its commit.")
-            + commit.exposition(name: "switchboard_hub_batch_commit_microseconds",
-                                help: "BEGIN IMMEDIATE and COMMIT of a storage batch.")
+            + begin.exposition(name: "switchboard_hub_batch_begin_microseconds",
+                               help: "BEGIN IMMEDIATE of a storage batch (waits for another writer, e.g. a RESTART checkpoint).")
+            + commit.exposition(name: "switchboard_hub_batch_commit_microseconds", help: "COMMIT of a storage batch.")
             + carryOut.exposition(name: "switchboard_hub_carry_out_microseconds",
                                   help: "Carrying out a batch's sends and closes after its commit.")
             + tick.exposition(name: "switchboard_hub_tick_microseconds", help: "One hub tick (deadlines, housekeeping).")

@@ -34,10 +34,12 @@ final class WALCheckpointer: @unchecked Sendable {
     /// 64 MB: matches the store's `journal_size_limit`; well past what one second of writes
     /// appends, so `RESTART` (the only mode that delays the writer) stays rare.
     static let defaultRestartBytes = 64 * 1024 * 1024
-    /// 8 passes: each copies what was committed during the previous one (its two `fsync`s
-    /// are the pass's length), so the remainder shrinks fast; a pass that copies nothing new
-    /// costs no `fsync`. Bounds one round's I/O when the writer never pauses.
-    static let defaultCatchUpPasses = 8
+    /// 4 passes: each copies what was committed during the previous one (its two `fsync`s
+    /// are the pass's length), so the remainder shrinks fast when an `fsync` takes a few ms;
+    /// a pass that copies nothing new costs no `fsync`. Bounds one round's I/O when the
+    /// writer never pauses long enough (on a disk whose `fsync` takes ~100 ms under other
+    /// load, measured in docs/benchmarks.md, no number of passes catches up).
+    static let defaultCatchUpPasses = 4
 
     let path: String
     let intervalMilliseconds: Int
@@ -59,6 +61,11 @@ final class WALCheckpointer: @unchecked Sendable {
         var passes = 0
         /// Frames the last checkpoint copied into the database file.
         var lastCheckpointedFrames: Int64 = 0
+        /// WAL frames (pages) the writer appended, summed over rounds: the WAL's growth,
+        /// which sets how often a round cannot catch up.
+        var framesWritten: Int64 = 0
+        /// WAL size (frames) at the previous pass, to compute `framesWritten`.
+        var lastFrames: Int64 = 0
     }
 
     init(path: String, intervalMilliseconds: Int = defaultIntervalMilliseconds, restartBytes: Int = defaultRestartBytes,
@@ -119,6 +126,11 @@ final class WALCheckpointer: @unchecked Sendable {
                 restarted = true
             }
             lock.lock()
+            // A smaller count than last time: the writer restarted the WAL in between.
+            if last.frames >= 0 {
+                stats.framesWritten += last.frames >= stats.lastFrames ? last.frames - stats.lastFrames : last.frames
+                stats.lastFrames = restarted ? 0 : last.frames
+            }
             stats.passive += 1
             stats.passes += passes
             if caughtUp { stats.caughtUp += 1 }
@@ -143,6 +155,32 @@ final class WALCheckpointer: @unchecked Sendable {
     static func run(_ mode: String, on connection: SQLiteConnection) throws -> (frames: Int64, checkpointed: Int64) {
         try connection.with("PRAGMA wal_checkpoint(\(mode))") { statement in
             try statement.step() ? (statement.int64(1), statement.int64(2)) : (0, 0)
+        }
+    }
+}
+
+/// Background checkpoint totals for /metrics (``SQLiteCallStore/walCheckpoints``).
+public struct WALCheckpointCounts: Sendable, Equatable {
+    /// Rounds run (one per interval).
+    public var rounds: Int
+    /// Passive passes run, first and catch-up passes together.
+    public var passes: Int
+    /// Rounds that ended with every frame copied: the writer restarts the WAL without waiting.
+    public var caughtUp: Int
+    /// `RESTART` checkpoints: each holds the writer off for a copy and `fsync`s.
+    public var restarts: Int
+    public var failures: Int
+    /// WAL frames (pages) appended by the writer, as seen by the rounds.
+    public var framesWritten: Int64
+}
+
+extension SQLiteCallStore {
+    /// Totals of the background checkpointer; nil without one (in-memory database, or
+    /// `backgroundCheckpoints: false`).
+    public var walCheckpoints: WALCheckpointCounts? {
+        checkpointStats.map {
+            WALCheckpointCounts(rounds: $0.passive, passes: $0.passes, caughtUp: $0.caughtUp, restarts: $0.restarts,
+                                failures: $0.failures, framesWritten: $0.framesWritten)
         }
     }
 }
