@@ -19,6 +19,11 @@ struct HubTimings {
     var carryOut = LatencyHistogram(bounds: LatencyHistogram.microsecondBounds)
     /// µs of one tick (due deadlines, housekeeping), commit included.
     var tick = LatencyHistogram(bounds: LatencyHistogram.microsecondBounds)
+    /// Times a batch waited a millisecond for a RESTART checkpoint instead of sleeping in
+    /// SQLite's busy handler.
+    var deferredForCheckpoint = 0
+    /// Pings answered per pass after the batch (``SwitchboardServer/answerPings()``).
+    var pings = LatencyHistogram(bounds: LatencyHistogram.countBounds)
     /// µs of one retention chunk (``PurgeRounds``), commit included.
     var purge = LatencyHistogram(bounds: LatencyHistogram.microsecondBounds)
     /// µs the tick timer fired after it was due: the loop was busy (or the thread waited
@@ -37,6 +42,10 @@ struct HubTimings {
             + carryOut.exposition(name: "switchboard_hub_carry_out_microseconds",
                                   help: "Carrying out a batch's sends and closes after its commit.")
             + tick.exposition(name: "switchboard_hub_tick_microseconds", help: "One hub tick (deadlines, housekeeping).")
+            + ["# HELP switchboard_hub_batches_deferred_for_checkpoint_total Batch starts put off 1 ms because a RESTART checkpoint held the write lock.",
+               "# TYPE switchboard_hub_batches_deferred_for_checkpoint_total counter",
+               "switchboard_hub_batches_deferred_for_checkpoint_total \(deferredForCheckpoint)"]
+            + pings.exposition(name: "switchboard_hub_pings_per_pass", help: "Pings answered after a batch, per loop pass.")
             + purge.exposition(name: "switchboard_hub_purge_chunk_microseconds", help: "One retention purge chunk.")
             + tickLateness.exposition(name: "switchboard_hub_tick_lateness_microseconds",
                                       help: "How late the tick timer fired: time the loop was busy or waiting for a CPU.")

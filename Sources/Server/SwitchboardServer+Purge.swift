@@ -14,12 +14,17 @@ struct PurgeRounds: Equatable {
     /// setups/s leave behind (one shared payload per invite).
     static let defaultChunkRows = 256
 
-    var intervalMs: Int64 = defaultIntervalMs
-    var chunkRows: Int = defaultChunkRows
+    let intervalMs: Int64
+    let chunkRows: Int
     /// Wall time the next round starts; `.min` = at the first tick.
     private(set) var nextRoundAtWall: Int64 = .min
     /// True while the last chunk reached `chunkRows` of some kind.
     private(set) var inRound = false
+
+    init(intervalMs: Int64 = defaultIntervalMs, chunkRows: Int = defaultChunkRows) {
+        self.intervalMs = intervalMs
+        self.chunkRows = max(1, chunkRows)
+    }
 
     /// True when a chunk should run at wall time `now`.
     func isDue(now: Int64) -> Bool {

@@ -29,6 +29,8 @@ public final class SwitchboardServer {
     /// Where frames wait on the loop (batch sizes, commit, sends, tick), for /metrics.
     var timings = HubTimings()
     var pendingFrames: [PendingFrame] = []
+    /// Heartbeats of authenticated connections, answered after each batch (``answerPings()``).
+    var pendingPings: [PendingFrame] = []
     /// When a batch stops taking frames (elapsed work time, then count).
     var batchCut = BatchCut()
     /// When the next retention chunk runs.
@@ -116,9 +118,13 @@ public final class SwitchboardServer {
             guard let self else { return }
             let started = EventLoop.monotonicMicroseconds()
             self.timings.tickLateness.record(max(0, started - dueAt))
-            self.carryOut(self.inBatch(connections: { [] }) { self.hub.tick(time: self.now()) })
-            self.timings.tick.record(EventLoop.monotonicMicroseconds() - started)
-            self.purgeIfDue(time: self.now())
+            // Not while a RESTART checkpoint holds the write lock (see flushFrames): the
+            // deadlines fire at the next tick, 200 ms on.
+            if !self.store.isCheckpointRestarting {
+                self.carryOut(self.inBatch(connections: { [] }) { self.hub.tick(time: self.now()) })
+                self.timings.tick.record(EventLoop.monotonicMicroseconds() - started)
+                self.purgeIfDue(time: self.now())
+            }
             self.scheduleTick()
         }
     }
@@ -126,35 +132,57 @@ public final class SwitchboardServer {
     /// Group commit: the frames that arrived while the loop was busy are handled in one
     /// storage transaction, and nothing (no ack, no delivery) leaves before it commits.
     /// Under light load a batch holds one frame; under load the per-commit cost is shared,
-    /// and ``BatchCut`` ends a batch after ~2 ms of work so that no frame waits behind a long
-    /// one (the rest go first into the next batch).
+    /// and ``BatchCut`` ends a batch after ~2 ms of the thread's CPU time so that no frame
+    /// waits behind a long one (the rest go first into the next batch). Heartbeats go after
+    /// the batch's sends, outside it (``answerPings()``).
     func flushFrames() {
         flushScheduled = false
-        guard !pendingFrames.isEmpty else { return }
+        if !pendingFrames.isEmpty {
+            // A RESTART checkpoint holds the write lock: BEGIN would sleep in SQLite's busy
+            // handler. Answer pings, then look again in a millisecond.
+            if store.isCheckpointRestarting {
+                if !pendingPings.isEmpty { answerPings() }
+                deferBatch()
+                return
+            }
+            runBatch()
+        }
+        if !pendingPings.isEmpty { answerPings() }
+        if !pendingFrames.isEmpty || !pendingPings.isEmpty {
+            flushScheduled = true
+            loop.execute { [weak self] in self?.flushFrames() }
+        }
+    }
+
+    /// 1 ms: a RESTART holds the lock for a copy and two `fsync`s (ms to 100+ ms measured);
+    /// polling a flag this often costs nothing next to that.
+    private func deferBatch() {
+        timings.deferredForCheckpoint += 1
+        flushScheduled = true
+        loop.schedule(afterMilliseconds: 1) { [weak self] in self?.flushFrames() }
+    }
+
+    /// One storage batch from the front of `pendingFrames`.
+    private func runBatch() {
         let started = EventLoop.monotonicMicroseconds()
         var taken = 0
         var bodyStarted = started, bodyEnded = started
         let actions = inBatch(connections: { pendingFrames.prefix(taken).map(\.connection) }) {
             bodyStarted = EventLoop.monotonicMicroseconds()
+            let cpuStarted = BatchCut.threadCPUMicroseconds()
             var actions: [HubAction] = []
-            var clock = bodyStarted
             while taken < pendingFrames.count {
                 let frame = pendingFrames[taken]
                 taken += 1
-                timings.frameWait.record(clock - frame.receivedAt)
+                timings.frameWait.record(EventLoop.monotonicMicroseconds() - frame.receivedAt)
                 actions += hub.received(frame.text, on: frame.connection, time: now())
-                clock = EventLoop.monotonicMicroseconds()
-                if batchCut.isFull(frames: taken, startedAt: bodyStarted, now: clock) { break }
+                if batchCut.isFull(frames: taken, startedAt: cpuStarted, now: BatchCut.threadCPUMicroseconds()) { break }
             }
-            bodyEnded = clock
+            bodyEnded = EventLoop.monotonicMicroseconds()
             return actions
         }
         let batch = pendingFrames.prefix(taken)
         pendingFrames.removeFirst(taken)
-        if !pendingFrames.isEmpty {
-            flushScheduled = true
-            loop.execute { [weak self] in self?.flushFrames() }
-        }
         let committed = EventLoop.monotonicMicroseconds()
         timings.batchFrames.record(Int64(batch.count))
         timings.batchWork.record(bodyEnded - bodyStarted)
@@ -204,8 +232,12 @@ extension SwitchboardServer: WebSocketServerDelegate {
     }
 
     public func webSocket(_ connection: WebSocketConnection, didReceiveText text: String) {
-        pendingFrames.append(PendingFrame(connection: connection.id, text: text,
-                                          receivedAt: EventLoop.monotonicMicroseconds()))
+        let frame = PendingFrame(connection: connection.id, text: text, receivedAt: EventLoop.monotonicMicroseconds())
+        if isHeartbeat(text, on: connection.id) {
+            pendingPings.append(frame)
+        } else {
+            pendingFrames.append(frame)
+        }
         if !flushScheduled {
             flushScheduled = true
             loop.execute { [weak self] in self?.flushFrames() }

@@ -66,6 +66,8 @@ final class WALCheckpointer: @unchecked Sendable {
         var framesWritten: Int64 = 0
         /// WAL size (frames) at the previous pass, to compute `framesWritten`.
         var lastFrames: Int64 = 0
+        /// True while a `RESTART` is waiting for or holding the write lock.
+        var restarting = false
     }
 
     init(path: String, intervalMilliseconds: Int = defaultIntervalMilliseconds, restartBytes: Int = defaultRestartBytes,
@@ -122,6 +124,8 @@ final class WALCheckpointer: @unchecked Sendable {
             // Also when caught up: then it copies nothing and holds the writer only for the
             // header reset, and the file is reused from its start at once.
             if walFrameBytes(frames: last.frames, on: connection) > restartBytes {
+                setRestarting(true)
+                defer { setRestarting(false) }
                 _ = try Self.run("RESTART", on: connection)
                 restarted = true
             }
@@ -140,6 +144,10 @@ final class WALCheckpointer: @unchecked Sendable {
         } catch {
             lock.lock(); stats.failures += 1; lock.unlock()
         }
+    }
+
+    private func setRestarting(_ value: Bool) {
+        lock.lock(); stats.restarting = value; lock.unlock()
     }
 
     /// Bytes the WAL's frames take (a frame is a page plus its 24-byte header,
@@ -175,6 +183,15 @@ public struct WALCheckpointCounts: Sendable, Equatable {
 }
 
 extension SQLiteCallStore {
+    /// True while the background checkpointer runs a `RESTART`: a write transaction begun
+    /// now would wait in SQLite's busy handler (sleeps of 1, 2, 5, 10, 15, 20, 25 … ms) until
+    /// it is done. The hub's loop checks this before a batch and retries a millisecond later
+    /// instead, so that its wait ends when the lock is free, not at the next sleep's end,
+    /// and the loop keeps reading sockets meanwhile.
+    public var isCheckpointRestarting: Bool {
+        checkpointStats?.restarting ?? false
+    }
+
     /// Totals of the background checkpointer; nil without one (in-memory database, or
     /// `backgroundCheckpoints: false`).
     public var walCheckpoints: WALCheckpointCounts? {
