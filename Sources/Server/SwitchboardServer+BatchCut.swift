@@ -15,11 +15,13 @@ import Glibc
 /// shared host the thread is often preempted mid-batch, and cutting then would not make
 /// the wait shorter, only add commits (CPU and WAL pages) to a thread already short of CPU.
 struct BatchCut: Equatable {
-    /// 2 ms of hub work: issue 2's target is 5 ms at p99 for an event relay, and a frame
-    /// can wait for the batch in progress and then for its own; at ~0.1 ms per frame
-    /// (docs/benchmarks.md) that is ~20 frames, enough that a commit (~0.1–0.3 ms on a quiet
-    /// host) stays a small share of a saturated loop's time.
-    static let defaultBudgetMicroseconds: Int64 = 2_000
+    /// 5 ms of the thread's CPU (~45 frames at ~0.1 ms each, docs/benchmarks.md): it bounds
+    /// a burst, and it rarely binds under a steady load. A 2 ms cut was measured first
+    /// ("Hub latency"): on the shared host it halved the frames per batch (22 → 10), so
+    /// twice the commits — each COMMIT writes every page the batch dirtied, ~50 pages, and
+    /// took ~2.5 ms there — and the server, already short of CPU, fell behind (frames waited
+    /// 38 ms on average for their batch instead of 3.4 ms).
+    static let defaultBudgetMicroseconds: Int64 = 5_000
     /// 256 frames: the old cap, kept as the bound on the actions one batch holds in memory.
     static let defaultMaxFrames = 256
 

@@ -132,7 +132,7 @@ public final class SwitchboardServer {
     /// Group commit: the frames that arrived while the loop was busy are handled in one
     /// storage transaction, and nothing (no ack, no delivery) leaves before it commits.
     /// Under light load a batch holds one frame; under load the per-commit cost is shared,
-    /// and ``BatchCut`` ends a batch after ~2 ms of the thread's CPU time so that no frame
+    /// and ``BatchCut`` ends a batch after ~5 ms of the thread's CPU time so that no frame
     /// waits behind a long one (the rest go first into the next batch). Heartbeats go after
     /// the batch's sends, outside it (``answerPings()``).
     func flushFrames() {

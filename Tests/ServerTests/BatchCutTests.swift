@@ -24,7 +24,7 @@ final class BatchCutTests: XCTestCase {
 
     func testDefaults() {
         let cut = BatchCut()
-        XCTAssertEqual(cut.budgetMicroseconds, 2_000)
+        XCTAssertEqual(cut.budgetMicroseconds, 5_000)
         XCTAssertEqual(cut.maxFrames, 256)
     }
 }
