@@ -9,10 +9,14 @@ import Storage
 struct PurgeRounds: Equatable {
     /// 60 s: retention is a day; starting rounds more often only costs queries.
     static let defaultIntervalMs: Int64 = 60_000
-    /// 256 rows of each kind per tick (5 ticks/s, up to 1,280 rows/s per kind): a chunk of
-    /// ~3 KB payload rows costs about a millisecond, and the rate stays above what 1,000
-    /// setups/s leave behind (one shared payload per invite).
-    static let defaultChunkRows = 256
+    /// 64 rows of each kind per tick (5 ticks/s: up to 320 rows/s per kind). Measured
+    /// (docs/benchmarks.md, "Hub latency"): ~4,500 shared payloads after a minute took 258 ms
+    /// in one statement; in chunks of 256 they took ~24 ms a chunk (max 67 ms) on the loaded
+    /// host — a deleted ~3 KB payload frees a whole page, so a chunk's COMMIT writes about
+    /// one WAL page per row. 64 rows keeps a chunk to a few ms and the rate above what
+    /// ~160 setups/s leave behind (one shared payload per invite); at higher rates the
+    /// rounds simply run back to back.
+    static let defaultChunkRows = 64
 
     let intervalMs: Int64
     let chunkRows: Int
