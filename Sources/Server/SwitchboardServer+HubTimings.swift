@@ -26,6 +26,9 @@ struct HubTimings {
     var pings = LatencyHistogram(bounds: LatencyHistogram.countBounds)
     /// µs of one retention chunk (``PurgeRounds``), commit included.
     var purge = LatencyHistogram(bounds: LatencyHistogram.microsecondBounds)
+    /// CPU µs of the loop thread in one retention chunk: the chunk's cost without the time
+    /// the thread waited for a CPU (which dominated the wall time on the shared host).
+    var purgeCPU = LatencyHistogram(bounds: LatencyHistogram.microsecondBounds)
     /// µs the tick timer fired after it was due: the loop was busy (or the thread waited
     /// for a CPU) that long.
     var tickLateness = LatencyHistogram(bounds: LatencyHistogram.microsecondBounds)
@@ -47,6 +50,8 @@ struct HubTimings {
                "switchboard_hub_batches_deferred_for_checkpoint_total \(deferredForCheckpoint)"]
             + pings.exposition(name: "switchboard_hub_pings_per_pass", help: "Pings answered after a batch, per loop pass.")
             + purge.exposition(name: "switchboard_hub_purge_chunk_microseconds", help: "One retention purge chunk.")
+            + purgeCPU.exposition(name: "switchboard_hub_purge_chunk_cpu_microseconds",
+                                  help: "CPU time of the hub's thread in one retention purge chunk.")
             + tickLateness.exposition(name: "switchboard_hub_tick_lateness_microseconds",
                                       help: "How late the tick timer fired: time the loop was busy or waiting for a CPU.")
     }

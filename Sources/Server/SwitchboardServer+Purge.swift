@@ -57,6 +57,11 @@ extension SwitchboardServer {
         guard purgeRounds.isDue(now: time.wall) else { return }
         let cutoff = hub.retentionCutoff(time: time)
         let started = EventLoop.monotonicMicroseconds()
+        let cpuStarted = BatchCut.threadCPUMicroseconds()
+        defer {
+            timings.purge.record(EventLoop.monotonicMicroseconds() - started)
+            timings.purgeCPU.record(BatchCut.threadCPUMicroseconds() - cpuStarted)
+        }
         do {
             let counts = try store.purgeChunk(terminalCallsUpdatedBefore: cutoff, eventsProcessedBefore: cutoff,
                                               limit: purgeRounds.chunkRows)
@@ -66,6 +71,5 @@ extension SwitchboardServer {
             purgeRounds.failed(now: time.wall)
             log.error("purge failed", ["error": .string("\(error)")])
         }
-        timings.purge.record(EventLoop.monotonicMicroseconds() - started)
     }
 }
