@@ -19,8 +19,8 @@ struct BatchCut: Equatable {
     /// a burst, and it rarely binds under a steady load. A 2 ms cut was measured first
     /// ("Hub latency"): on the shared host it halved the frames per batch (22 → 10), so
     /// twice the commits — each COMMIT writes every page the batch dirtied, ~50 pages, and
-    /// took ~2.5 ms there — and the server, already short of CPU, fell behind (frames waited
-    /// 38 ms on average for their batch instead of 3.4 ms).
+    /// took ~2.5 ms there — and CPU per setup rose from 7.4 to 9.0 ms on a server already
+    /// short of CPU.
     static let defaultBudgetMicroseconds: Int64 = 5_000
     /// 256 frames: the old cap, kept as the bound on the actions one batch holds in memory.
     static let defaultMaxFrames = 256
