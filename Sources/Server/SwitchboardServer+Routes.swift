@@ -64,6 +64,15 @@ extension SwitchboardServer {
             lines.append("switchboard_frame_handling_microseconds{quantile=\"0.99\"} \(p99)")
             lines.append("switchboard_frame_handling_microseconds_count \(commandTimes.total)")
         }
+        lines += timings.expositionLines()
+        if let wal = store.walCheckpoints {
+            metric("switchboard_wal_checkpoint_rounds_total", "counter", "Background checkpoint rounds.", wal.rounds)
+            metric("switchboard_wal_checkpoint_passes_total", "counter", "Passive checkpoint passes (first and catch-up).", wal.passes)
+            metric("switchboard_wal_checkpoint_caught_up_total", "counter", "Rounds that copied every WAL frame (the writer restarts the WAL without waiting).", wal.caughtUp)
+            metric("switchboard_wal_checkpoint_restarts_total", "counter", "RESTART checkpoints (each holds the hub's writer off).", wal.restarts)
+            metric("switchboard_wal_checkpoint_failures_total", "counter", "Checkpoint rounds that failed.", wal.failures)
+            metric("switchboard_wal_frames_written_total", "counter", "WAL frames (4 KiB pages) the writer appended.", wal.framesWritten)
+        }
         lines += layerMetricsLines()
         lines += mediaMetricsLines()
         return lines.joined(separator: "\n") + "\n"

@@ -26,7 +26,15 @@ public final class SwitchboardServer {
     var tickTimer: TimerHandle?
     /// Signaling latency per frame (µs, received → its actions carried out), for /metrics.
     var commandTimes = LatencyWindow()
+    /// Where frames wait on the loop (batch sizes, commit, sends, tick), for /metrics.
+    var timings = HubTimings()
     var pendingFrames: [PendingFrame] = []
+    /// Heartbeats of authenticated connections, answered after each batch (``answerPings()``).
+    var pendingPings: [PendingFrame] = []
+    /// When a batch stops taking frames (elapsed work time, then count).
+    var batchCut = BatchCut()
+    /// When the next retention chunk runs.
+    var purgeRounds = PurgeRounds()
     var flushScheduled = false
 
     struct PendingFrame {
@@ -102,42 +110,98 @@ public final class SwitchboardServer {
     }
 
     /// 200 ms: deadline granularity well under the shortest configured timeout (seconds),
-    /// and cheap (one indexed query) when nothing is due.
+    /// and cheap (one indexed query) when nothing is due. Each tick also runs at most one
+    /// bounded retention chunk (``purgeIfDue(time:)``).
     private func scheduleTick() {
+        let dueAt = EventLoop.monotonicMicroseconds() + 200_000
         tickTimer = loop.schedule(afterMilliseconds: 200) { [weak self] in
             guard let self else { return }
-            self.carryOut(self.inBatch(connections: []) { self.hub.tick(time: self.now()) })
+            let started = EventLoop.monotonicMicroseconds()
+            self.timings.tickLateness.record(max(0, started - dueAt))
+            // Not while a RESTART checkpoint holds the write lock (see flushFrames): the
+            // deadlines fire at the next tick, 200 ms on.
+            if !self.store.isCheckpointRestarting {
+                self.carryOut(self.inBatch(connections: { [] }) { self.hub.tick(time: self.now()) })
+                self.timings.tick.record(EventLoop.monotonicMicroseconds() - started)
+                self.purgeIfDue(time: self.now())
+            }
             self.scheduleTick()
         }
     }
 
-    /// Group commit: the frames that arrived in one pass of the event loop are handled in
-    /// one storage transaction, and nothing (no ack, no delivery) leaves before it commits.
-    /// Under light load a batch holds one frame; under load the per-commit cost is shared.
+    /// Group commit: the frames that arrived while the loop was busy are handled in one
+    /// storage transaction, and nothing (no ack, no delivery) leaves before it commits.
+    /// Under light load a batch holds one frame; under load the per-commit cost is shared,
+    /// and ``BatchCut`` ends a batch after ~5 ms of the thread's CPU time so that no frame
+    /// waits behind a long one (the rest go first into the next batch). Heartbeats go after
+    /// the batch's sends, outside it (``answerPings()``).
     func flushFrames() {
         flushScheduled = false
-        // 256: bounds the latency one batch adds to the frames behind it.
-        let batch = pendingFrames.prefix(256)
-        pendingFrames.removeFirst(batch.count)
         if !pendingFrames.isEmpty {
+            // A RESTART checkpoint holds the write lock: BEGIN would sleep in SQLite's busy
+            // handler. Answer pings, then look again in a millisecond.
+            if store.isCheckpointRestarting {
+                if !pendingPings.isEmpty { answerPings() }
+                deferBatch()
+                return
+            }
+            runBatch()
+        }
+        if !pendingPings.isEmpty { answerPings() }
+        if !pendingFrames.isEmpty || !pendingPings.isEmpty {
             flushScheduled = true
             loop.execute { [weak self] in self?.flushFrames() }
         }
-        let actions = inBatch(connections: batch.map(\.connection)) {
-            batch.flatMap { hub.received($0.text, on: $0.connection, time: now()) }
+    }
+
+    /// 1 ms: a RESTART holds the lock for a copy and two `fsync`s (ms to 100+ ms measured);
+    /// polling a flag this often costs nothing next to that.
+    private func deferBatch() {
+        timings.deferredForCheckpoint += 1
+        flushScheduled = true
+        loop.schedule(afterMilliseconds: 1) { [weak self] in self?.flushFrames() }
+    }
+
+    /// One storage batch from the front of `pendingFrames`.
+    private func runBatch() {
+        let started = EventLoop.monotonicMicroseconds()
+        var taken = 0
+        var bodyStarted = started, bodyEnded = started
+        let actions = inBatch(connections: { pendingFrames.prefix(taken).map(\.connection) }) {
+            bodyStarted = EventLoop.monotonicMicroseconds()
+            let cpuStarted = BatchCut.threadCPUMicroseconds()
+            var actions: [HubAction] = []
+            while taken < pendingFrames.count {
+                let frame = pendingFrames[taken]
+                taken += 1
+                timings.frameWait.record(EventLoop.monotonicMicroseconds() - frame.receivedAt)
+                actions += hub.received(frame.text, on: frame.connection, time: now())
+                if batchCut.isFull(frames: taken, startedAt: cpuStarted, now: BatchCut.threadCPUMicroseconds()) { break }
+            }
+            bodyEnded = EventLoop.monotonicMicroseconds()
+            return actions
         }
+        let batch = pendingFrames.prefix(taken)
+        pendingFrames.removeFirst(taken)
+        let committed = EventLoop.monotonicMicroseconds()
+        timings.batchFrames.record(Int64(batch.count))
+        timings.batchWork.record(bodyEnded - bodyStarted)
+        timings.begin.record(bodyStarted - started)
+        timings.commit.record(committed - bodyEnded)
         carryOut(actions)
         let done = EventLoop.monotonicMicroseconds()
+        timings.carryOut.record(done - committed)
         for frame in batch { commandTimes.record(done - frame.receivedAt) }
     }
 
     /// Runs hub work in one storage transaction. If the final commit fails, nothing was
     /// durable: the hub forgets its cached call states and the connections involved are
     /// closed, so their devices reconnect and retry with the same eventIDs.
-    func inBatch(connections: [ConnectionID], _ body: () -> [HubAction]) -> [HubAction] {
+    func inBatch(connections: () -> [ConnectionID], _ body: () -> [HubAction]) -> [HubAction] {
         do {
             return try store.batch(body)
         } catch {
+            let connections = connections()
             log.error("batch commit failed", ["error": .string("\(error)"), "frames": .int(Int64(connections.count))])
             hub.discardCachedState()
             return Set(connections).map { .close($0, code: 1011, reason: "storage failure; reconnect and retry") }
@@ -168,8 +232,12 @@ extension SwitchboardServer: WebSocketServerDelegate {
     }
 
     public func webSocket(_ connection: WebSocketConnection, didReceiveText text: String) {
-        pendingFrames.append(PendingFrame(connection: connection.id, text: text,
-                                          receivedAt: EventLoop.monotonicMicroseconds()))
+        let frame = PendingFrame(connection: connection.id, text: text, receivedAt: EventLoop.monotonicMicroseconds())
+        if isHeartbeat(text, on: connection.id) {
+            pendingPings.append(frame)
+        } else {
+            pendingFrames.append(frame)
+        }
         if !flushScheduled {
             flushScheduled = true
             loop.execute { [weak self] in self?.flushFrames() }

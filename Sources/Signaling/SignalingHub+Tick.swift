@@ -5,8 +5,10 @@ import Storage
 
 extension SignalingHub {
     /// Periodic work: fire due call deadlines (also those that came due while the server was
-    /// down), close connections that never said hello, went idle or whose token expired, and
-    /// purge tombstones past retention. The adapter calls it every ~200 ms.
+    /// down), and close connections that never said hello, went idle or whose token expired.
+    /// The adapter calls it every ~200 ms. Retention (tombstones, idempotency records, shared
+    /// payloads) is the adapter's too, in bounded chunks spread over its ticks
+    /// (``retentionCutoff(time:)``, `SQLiteCallStore.purgeChunk`).
     public func tick(time: HubTime) -> [HubAction] {
         var actions: [HubAction] = []
         do {
@@ -22,18 +24,13 @@ extension SignalingHub {
             lastHousekeepingMono = time.mono
             actions += closeStaleConnections(time: time)
         }
-        // 60 s: retention is a day; purging more often only costs writes.
-        if time.wall - lastPurgeWall >= 60_000 {
-            lastPurgeWall = time.wall
-            let before = time.wall - config.call.tombstoneRetention
-            do {
-                let counts = try store.purge(terminalCallsUpdatedBefore: before, eventsProcessedBefore: before)
-                log.debug("purged", ["counts": .string("\(counts)")])
-            } catch {
-                log.error("purge failed", ["error": .string("\(error)")])
-            }
-        }
         return actions
+    }
+
+    /// Tombstones and idempotency records last updated before this wall time are past
+    /// retention (`call.tombstone_retention`).
+    public func retentionCutoff(time: HubTime) -> Int64 {
+        time.wall - config.call.tombstoneRetention
     }
 
     private func fire(_ deadline: Deadline, time: HubTime) -> [HubAction] {

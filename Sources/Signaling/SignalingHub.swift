@@ -27,7 +27,6 @@ public final class SignalingHub {
     /// their next write stores the bodies apart (``CallDescriptions``).
     var descriptionsInline: Set<String> = []
     var lastHousekeepingMono: Int64 = .min / 4  // "long ago" without overflow in subtraction
-    var lastPurgeWall: Int64 = .min / 4
     /// Counters for /metrics-style reporting and tests.
     public internal(set) var counters = HubCounters()
 

@@ -112,6 +112,6 @@ final class OutboxIndex {
         return emptied
     }
 
-    /// Rows deleted as orphans.
-    func removedOrphans() { orphanRows.removeAll() }
+    /// A row deleted as an orphan.
+    func removedOrphan(_ row: Int64) { orphanRows.remove(row) }
 }

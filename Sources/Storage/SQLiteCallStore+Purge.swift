@@ -1,55 +1,107 @@
 import Foundation
 
 /// Retention.
+///
+/// A purge deletes at most `limit` rows of each kind per chunk, each chunk its own
+/// transaction (or savepoint inside a batch), so that the hub's loop can spread a minute's
+/// worth of deletions over its ticks instead of running them in one statement: measured on
+/// the benchmark (docs/benchmarks.md, "Hub latency"), the shared-payload delete of a minute
+/// at ~160 setups/s held the loop for tens of ms once a minute. Every statement deletes only
+/// rows that the single-statement purge deleted — tombstones past retention with their
+/// deadlines and descriptions, idempotency records past retention, outbox log rows whose
+/// entries were all acknowledged — so a chunk that stops early leaves nothing inconsistent
+/// behind: the next chunk goes on from there.
 extension SQLiteCallStore {
+    /// 256 rows of each kind per chunk when ``purge(terminalCallsUpdatedBefore:eventsProcessedBefore:)``
+    /// purges everything in one transaction (its chunks only bound each statement's size).
+    static let purgeChunkRows = 256
+
+    /// Everything past retention, in one transaction.
     public func purge(terminalCallsUpdatedBefore: Int64, eventsProcessedBefore: Int64) throws -> PurgeCounts {
         try locked { connection in
             try connection.immediateTransaction {
-                var counts = PurgeCounts()
-                // Deadlines and descriptions first (they reference the calls about to go);
-                // participants cascade.
-                try connection.with("""
-                    DELETE FROM deadlines WHERE call_id IN
-                    (SELECT call_id FROM calls WHERE is_terminal = 1 AND updated_at < ?1)
-                    """) { statement in
-                    try statement.bind(1, terminalCallsUpdatedBefore)
-                    try statement.run()
+                var total = PurgeCounts()
+                while true {
+                    let chunk = try Self.purgeChunk(terminalCallsUpdatedBefore: terminalCallsUpdatedBefore,
+                                                    eventsProcessedBefore: eventsProcessedBefore,
+                                                    limit: Self.purgeChunkRows, in: connection)
+                    total.add(chunk)
+                    if !chunk.mayHaveMore(limit: Self.purgeChunkRows) { return total }
                 }
-                try connection.with("""
-                    DELETE FROM call_descriptions WHERE call_id IN
-                    (SELECT call_id FROM calls WHERE is_terminal = 1 AND updated_at < ?1)
-                    """) { statement in
-                    try statement.bind(1, terminalCallsUpdatedBefore)
-                    try statement.run()
-                }
-                try connection.with("DELETE FROM calls WHERE is_terminal = 1 AND updated_at < ?1") { statement in
-                    try statement.bind(1, terminalCallsUpdatedBefore)
-                    try statement.run()
-                }
-                counts.calls = connection.changes
-                // Processed events are in rowid (= processing) order (schema 6): delete up to
-                // the first one still within retention. Cost ∝ rows deleted, no time index.
-                // A record written after a clock step back stays until those before it go.
-                try connection.with("""
-                    DELETE FROM processed_events WHERE id < IFNULL(
-                        (SELECT id FROM processed_events WHERE processed_at >= ?1 ORDER BY id LIMIT 1),
-                        (SELECT MAX(id) FROM processed_events) + 1)
-                    """) { statement in
-                    try statement.bind(1, eventsProcessedBefore)
-                    try statement.run()
-                }
-                counts.events = connection.changes
-                // `acknowledge` deletes a log row once all its entries are acknowledged; this
-                // catches rows left behind (e.g. migrated ones already acknowledged).
-                let index = try Self.outboxIndex(in: connection)
-                connection.derivedTouched = true
-                for row in index.orphanRows.sorted() {
-                    try Self.deleteLogRow(row, in: connection)
-                    counts.outboxEntries += connection.changes
-                }
-                index.removedOrphans()
-                return counts
             }
         }
+    }
+
+    /// At most `limit` rows of each kind (calls, events, outbox entries, shared payloads) in
+    /// one transaction. When the answer ``PurgeCounts/mayHaveMore(limit:)``, call again.
+    /// - Throws: `invalidCommit` for a `limit` below 1 (a chunk must make progress).
+    public func purgeChunk(terminalCallsUpdatedBefore: Int64, eventsProcessedBefore: Int64, limit: Int) throws -> PurgeCounts {
+        guard limit >= 1 else { throw StorageError.invalidCommit("purge chunk limit \(limit) is below 1") }
+        return try locked { connection in
+            try connection.immediateTransaction {
+                try Self.purgeChunk(terminalCallsUpdatedBefore: terminalCallsUpdatedBefore,
+                                    eventsProcessedBefore: eventsProcessedBefore, limit: limit, in: connection)
+            }
+        }
+    }
+
+    private static func purgeChunk(terminalCallsUpdatedBefore: Int64, eventsProcessedBefore: Int64, limit: Int,
+                                   in connection: SQLiteConnection) throws -> PurgeCounts {
+        var counts = PurgeCounts()
+        // The same oldest `limit` tombstones in all three statements (the partial index's
+        // order, updated_at then rowid, and nothing writes calls in between). Deadlines and
+        // descriptions first (they reference the calls about to go); participants cascade.
+        let tombstones = """
+            SELECT call_id FROM calls WHERE is_terminal = 1 AND updated_at < ?1 ORDER BY updated_at, rowid LIMIT ?2
+            """
+        for sql in ["DELETE FROM deadlines WHERE call_id IN (\(tombstones))",
+                    "DELETE FROM call_descriptions WHERE call_id IN (\(tombstones))",
+                    "DELETE FROM calls WHERE call_id IN (\(tombstones))"] {
+            try connection.with(sql) { statement in
+                try statement.bind(1, terminalCallsUpdatedBefore)
+                try statement.bind(2, Int64(limit))
+                try statement.run()
+            }
+        }
+        counts.calls = connection.changes
+        // Processed events are in rowid (= processing) order (schema 6): the oldest `limit`
+        // below the first one still within retention. Cost ∝ rows deleted, no time index.
+        // A record written after a clock step back stays until those before it go.
+        try connection.with("""
+            DELETE FROM processed_events WHERE id IN
+            (SELECT id FROM processed_events WHERE id < IFNULL(
+                (SELECT id FROM processed_events WHERE processed_at >= ?1 ORDER BY id LIMIT 1),
+                (SELECT MAX(id) FROM processed_events) + 1)
+             ORDER BY id LIMIT ?2)
+            """) { statement in
+            try statement.bind(1, eventsProcessedBefore)
+            try statement.bind(2, Int64(limit))
+            try statement.run()
+        }
+        counts.events = connection.changes
+        // `acknowledge` deletes a log row once all its entries are acknowledged; this
+        // catches rows left behind (e.g. migrated ones already acknowledged), oldest first.
+        let index = try outboxIndex(in: connection)
+        connection.derivedTouched = true
+        for row in index.orphanRows.sorted().prefix(limit) {
+            try deleteLogRow(row, in: connection)
+            counts.outboxEntries += connection.changes
+            index.removedOrphan(row)
+        }
+        return counts
+    }
+}
+
+extension PurgeCounts {
+    /// True when some kind reached `limit` in a chunk: more rows of it may be due.
+    public func mayHaveMore(limit: Int) -> Bool {
+        calls >= limit || events >= limit || outboxEntries >= limit || outboxPayloads >= limit
+    }
+
+    public mutating func add(_ other: PurgeCounts) {
+        calls += other.calls
+        events += other.events
+        outboxEntries += other.outboxEntries
+        outboxPayloads += other.outboxPayloads
     }
 }

@@ -13,12 +13,19 @@ import Foundation
 /// `kill -9`), and a checkpoint only copies committed pages into the database file.
 ///
 /// Every `interval` a `PASSIVE` checkpoint copies what it can without taking any lock the
-/// writer needs. The writer restarts the WAL from the beginning at its next transaction
-/// once everything was copied, so under light load the file stays small. Under a steady
-/// write load a passive checkpoint rarely catches up with the writer; when the WAL file has
-/// grown past `restartBytes`, a `RESTART` checkpoint waits for the writer to finish its
-/// current transaction and holds it off for the final copy and `fsync` (a rare pause of a
-/// few ms, bounded to once per `restartBytes` of WAL, instead of one per 1,000 pages).
+/// writer needs. The writer restarts the WAL from the beginning at its next transaction only
+/// once *every* frame was copied, and under a steady write load frames keep arriving while a
+/// pass copies and `fsync`s, so a single pass per interval never caught up: the WAL grew to
+/// `restartBytes` in ~10 s and then a `RESTART` held the writer off for its copy and two
+/// `fsync`s. Measured on the hub's loop (docs/benchmarks.md, "Hub latency"): `BEGIN
+/// IMMEDIATE` sleeping in SQLite's busy handler for 2+5+10+15+20+25 ms ≈ 100 ms every
+/// ~2.5 s, plus a 10–40 ms `ftruncate` of the grown WAL back to `journal_size_limit`. So a
+/// round now runs up to `catchUpPasses` passive passes back to back while the last one left
+/// frames behind; each copies only what was committed during the one before, and the first
+/// pass that ends with nothing left lets the writer restart the WAL (no lock taken, no
+/// writer waiting). `RESTART` stays as the bound for a writer that outruns the passes: it
+/// runs only when the WAL holds more than `restartBytes` of frames (counted from the
+/// checkpoint's answer, not the file's size, which a restarted WAL keeps).
 final class WALCheckpointer: @unchecked Sendable {
     /// 1 s: short enough that the WAL a passive checkpoint copies is a few MB at most at
     /// the benchmark's write rate (one fsync per second instead of one per ~1,000 pages),
@@ -27,10 +34,17 @@ final class WALCheckpointer: @unchecked Sendable {
     /// 64 MB: matches the store's `journal_size_limit`; well past what one second of writes
     /// appends, so `RESTART` (the only mode that delays the writer) stays rare.
     static let defaultRestartBytes = 64 * 1024 * 1024
+    /// 6 passes: each copies what was committed during the previous one (its two `fsync`s
+    /// are the pass's length), so the remainder shrinks fast when an `fsync` takes a few ms;
+    /// a pass that copies nothing new costs no `fsync`, and one such pass ends the round. Bounds one round's I/O when the
+    /// writer never pauses long enough (on a disk whose `fsync` takes ~100 ms under other
+    /// load, measured in docs/benchmarks.md, no number of passes catches up).
+    static let defaultCatchUpPasses = 6
 
     let path: String
     let intervalMilliseconds: Int
     let restartBytes: Int
+    let catchUpPasses: Int
     private let stopSignal = DispatchSemaphore(value: 0)
     private let exited = DispatchSemaphore(value: 0)
     private let lock = NSLock()
@@ -41,14 +55,27 @@ final class WALCheckpointer: @unchecked Sendable {
         var passive = 0
         var restarts = 0
         var failures = 0
+        /// Rounds that ended with every frame copied (the writer restarts the WAL next).
+        var caughtUp = 0
+        /// Passive passes run, first passes and catch-up passes together.
+        var passes = 0
         /// Frames the last checkpoint copied into the database file.
         var lastCheckpointedFrames: Int64 = 0
+        /// WAL frames (pages) the writer appended, summed over rounds: the WAL's growth,
+        /// which sets how often a round cannot catch up.
+        var framesWritten: Int64 = 0
+        /// WAL size (frames) at the previous pass, to compute `framesWritten`.
+        var lastFrames: Int64 = 0
+        /// True while a `RESTART` is waiting for or holding the write lock.
+        var restarting = false
     }
 
-    init(path: String, intervalMilliseconds: Int = defaultIntervalMilliseconds, restartBytes: Int = defaultRestartBytes) {
+    init(path: String, intervalMilliseconds: Int = defaultIntervalMilliseconds, restartBytes: Int = defaultRestartBytes,
+         catchUpPasses: Int = defaultCatchUpPasses) {
         self.path = path
         self.intervalMilliseconds = intervalMilliseconds
         self.restartBytes = restartBytes
+        self.catchUpPasses = max(1, catchUpPasses)
     }
 
     var current: Stats {
@@ -80,23 +107,65 @@ final class WALCheckpointer: @unchecked Sendable {
         exited.wait()
     }
 
-    /// One round: `PASSIVE`, then `RESTART` if the WAL file is over the bound.
+    /// One round: `PASSIVE` passes until one finds nothing new to copy (at most
+    /// `catchUpPasses`), then `RESTART` if the WAL still holds more than `restartBytes`.
     func checkpoint(_ connection: SQLiteConnection) {
         do {
-            let copied = try Self.run("PASSIVE", on: connection).checkpointed
+            var passes = 0
+            var copied: Int64 = 0
+            var last = (frames: Int64(0), checkpointed: Int64(0))
+            var caughtUp = false
+            repeat {
+                let previous = last
+                last = try Self.run("PASSIVE", on: connection)
+                passes += 1
+                copied = max(copied, last.checkpointed)
+                // A pass reports the WAL's size as it was when the pass started: frames the
+                // writer appended meanwhile are not in `frames`. Only a pass that found
+                // nothing new to copy (no fsync, so it is short) shows that the copy caught
+                // up with the writer; measured, 17 RESTARTs in 80 s came after rounds whose
+                // last copying pass looked complete.
+                caughtUp = last.checkpointed >= 0 && last.checkpointed == last.frames
+                    && passes > 1 && last.frames == previous.frames && last.checkpointed == previous.checkpointed
+            } while passes < catchUpPasses && last.checkpointed >= 0 && !caughtUp
+                && !(last.frames == 0 && last.checkpointed == 0)
+            if last.frames == 0 && last.checkpointed == 0 { caughtUp = true }
             var restarted = false
-            if walBytes() > restartBytes {
+            // Also when caught up: then it copies nothing and holds the writer only for the
+            // header reset, and the file is reused from its start at once.
+            if walFrameBytes(frames: last.frames, on: connection) > restartBytes {
+                setRestarting(true)
+                defer { setRestarting(false) }
                 _ = try Self.run("RESTART", on: connection)
                 restarted = true
             }
             lock.lock()
+            // A smaller count than last time: the writer restarted the WAL in between.
+            if last.frames >= 0 {
+                stats.framesWritten += last.frames >= stats.lastFrames ? last.frames - stats.lastFrames : last.frames
+                stats.lastFrames = restarted ? 0 : last.frames
+            }
             stats.passive += 1
+            stats.passes += passes
+            if caughtUp { stats.caughtUp += 1 }
             if restarted { stats.restarts += 1 }
             stats.lastCheckpointedFrames = copied
             lock.unlock()
         } catch {
             lock.lock(); stats.failures += 1; lock.unlock()
         }
+    }
+
+    private func setRestarting(_ value: Bool) {
+        lock.lock(); stats.restarting = value; lock.unlock()
+    }
+
+    /// Bytes the WAL's frames take (a frame is a page plus its 24-byte header,
+    /// https://sqlite.org/fileformat.html#the_write_ahead_log). The file's size is no measure:
+    /// after a restart the writer reuses the file from its start without shrinking it.
+    func walFrameBytes(frames: Int64, on connection: SQLiteConnection) -> Int {
+        let pageSize = (try? connection.scalarInt("PRAGMA page_size")) ?? 4096
+        return Int(frames) * (Int(pageSize) + 24)
     }
 
     /// `PRAGMA wal_checkpoint(mode)` returns (busy, frames in the WAL, frames checkpointed).
@@ -106,10 +175,39 @@ final class WALCheckpointer: @unchecked Sendable {
             try statement.step() ? (statement.int64(1), statement.int64(2)) : (0, 0)
         }
     }
+}
 
-    /// Size of the `-wal` file, 0 if there is none.
-    func walBytes() -> Int {
-        let attributes = try? FileManager.default.attributesOfItem(atPath: path + "-wal")
-        return (attributes?[.size] as? NSNumber)?.intValue ?? 0
+/// Background checkpoint totals for /metrics (``SQLiteCallStore/walCheckpoints``).
+public struct WALCheckpointCounts: Sendable, Equatable {
+    /// Rounds run (one per interval).
+    public var rounds: Int
+    /// Passive passes run, first and catch-up passes together.
+    public var passes: Int
+    /// Rounds that ended with every frame copied: the writer restarts the WAL without waiting.
+    public var caughtUp: Int
+    /// `RESTART` checkpoints: each holds the writer off for a copy and `fsync`s.
+    public var restarts: Int
+    public var failures: Int
+    /// WAL frames (pages) appended by the writer, as seen by the rounds.
+    public var framesWritten: Int64
+}
+
+extension SQLiteCallStore {
+    /// True while the background checkpointer runs a `RESTART`: a write transaction begun
+    /// now would wait in SQLite's busy handler (sleeps of 1, 2, 5, 10, 15, 20, 25 … ms) until
+    /// it is done. The hub's loop checks this before a batch and retries a millisecond later
+    /// instead, so that its wait ends when the lock is free, not at the next sleep's end,
+    /// and the loop keeps reading sockets meanwhile.
+    public var isCheckpointRestarting: Bool {
+        checkpointStats?.restarting ?? false
+    }
+
+    /// Totals of the background checkpointer; nil without one (in-memory database, or
+    /// `backgroundCheckpoints: false`).
+    public var walCheckpoints: WALCheckpointCounts? {
+        checkpointStats.map {
+            WALCheckpointCounts(rounds: $0.passive, passes: $0.passes, caughtUp: $0.caughtUp, restarts: $0.restarts,
+                                failures: $0.failures, framesWritten: $0.framesWritten)
+        }
     }
 }

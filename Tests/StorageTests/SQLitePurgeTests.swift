@@ -62,4 +62,102 @@ final class SQLitePurgeTests: StorageTestCase {
         XCTAssertEqual(try store.lastSeq(for: bobPhone), 3)
         XCTAssertEqual(try store.purge(terminalCallsUpdatedBefore: 0, eventsProcessedBefore: 0).outboxEntries, 0)
     }
+
+    /// ~3 KB: a payload sent to several devices, stored once in its step's log row.
+    private func shared(_ tag: String) -> Data {
+        Data((tag + String(repeating: "a=candidate:1 1 udp 2122260223 192.0.2.1 54400 typ host\r\n", count: 50)).utf8)
+    }
+
+    /// Purging in chunks of 2 rows: after every chunk each unacknowledged entry still reads
+    /// its own payload, live and recent calls and recent events are all there; at
+    /// the end exactly what is past retention or acknowledged is gone.
+    func testChunkedPurgeKeepsEveryRowUntilAcknowledgedOrExpired() throws {
+        let store = try openStore()
+        let bobLaptop = StoredDeviceKey(account: "bob", device: "laptop")
+        // 5 old tombstones with a deadline each, 1 recent tombstone, 1 old live call.
+        for i in 0 ..< 5 {
+            try insert("old-\(i)", into: store)
+            try store.commit(StepCommit(callID: "old-\(i)", expectedRevision: 1,
+                                        call: call("old-\(i)", revision: 2, terminal: true, at: 100 + Int64(i)),
+                                        setDeadlines: [Deadline(callID: "old-\(i)", kind: "cleanup", dueAt: 5)], now: 100))
+        }
+        try insert("recent", into: store)
+        try store.commit(StepCommit(callID: "recent", expectedRevision: 1,
+                                    call: call("recent", revision: 2, terminal: true, at: 900), now: 900))
+        try store.commit(StepCommit(callID: "live", expectedRevision: nil, call: call("live", revision: 1, at: 50),
+                                    setDeadlines: [Deadline(callID: "live", kind: "ring", dueAt: 7)], now: 50))
+        // 5 old events, 1 recent.
+        for i in 0 ..< 5 {
+            try store.commit(StepCommit(callID: "x", expectedRevision: nil, processedEvent: event("e-\(i)", at: 100), now: 100))
+        }
+        try store.commit(StepCommit(callID: "x", expectedRevision: nil, processedEvent: event("e-new", at: 900), now: 900))
+        // 6 steps, each with one payload for bob's phone and laptop (seqs 1…6 on both, one log
+        // row per step). Another connection moves the cursors without deleting anything (as
+        // `testPurgeRemovesAcknowledgedEntriesLeftBehind`): the phone has acknowledged all 6,
+        // the laptop 1…3, so rows 1…3 are left behind fully acknowledged and 4…6 are still
+        // the laptop's.
+        for i in 1 ... 6 {
+            try store.commit(StepCommit(callID: "p", expectedRevision: nil,
+                                        outbox: [(bobPhone, shared("p\(i)")), (bobLaptop, shared("p\(i)"))], now: 1))
+        }
+        let other = try SQLiteConnection(path: databasePath)
+        try other.executeScript("""
+            INSERT INTO outbox_cursors (account, device, last_seq, acked_seq) VALUES ('bob', 'phone', 0, 6), ('bob', 'laptop', 0, 3)
+            ON CONFLICT (account, device) DO UPDATE SET acked_seq = excluded.acked_seq
+            """)
+        other.close()
+        let pending = try store.outbox(for: bobLaptop, after: 0, limit: 10)
+        XCTAssertEqual(pending.map(\.payload), (4 ... 6).map { shared("p\($0)") })
+
+        var total = PurgeCounts()
+        var chunks = 0
+        while true {
+            let chunk = try store.purgeChunk(terminalCallsUpdatedBefore: 500, eventsProcessedBefore: 500, limit: 2)
+            chunks += 1
+            XCTAssertLessThanOrEqual(chunk.calls, 2)
+            XCTAssertLessThanOrEqual(chunk.outboxEntries, 2)
+            total.add(chunk)
+            // Nothing unacknowledged or unexpired is touched, whatever chunk we are at.
+            XCTAssertEqual(try store.outbox(for: bobLaptop, after: 0, limit: 10), pending)
+            XCTAssertNotNil(try store.loadCall("recent"))
+            XCTAssertNotNil(try store.loadCall("live"))
+            XCTAssertNotNil(try store.processedEvent(account: "alice", device: "phone", eventID: "e-new"))
+            XCTAssertTrue(try store.allDeadlines().contains(Deadline(callID: "live", kind: "ring", dueAt: 7)))
+            if !chunk.mayHaveMore(limit: 2) { break }
+            XCTAssertLessThan(chunks, 20, "the purge does not end")
+        }
+        XCTAssertEqual(total, PurgeCounts(calls: 5, events: 5, outboxEntries: 3, outboxPayloads: 0))
+        XCTAssertGreaterThanOrEqual(chunks, 3)
+        for i in 0 ..< 5 { XCTAssertNil(try store.loadCall("old-\(i)")) }
+        XCTAssertNil(try store.processedEvent(account: "alice", device: "phone", eventID: "e-0"))
+        XCTAssertEqual(try store.allDeadlines(), [Deadline(callID: "live", kind: "ring", dueAt: 7)])
+        // Nothing left: a full purge now finds nothing either.
+        XCTAssertEqual(try store.purge(terminalCallsUpdatedBefore: 500, eventsProcessedBefore: 500), PurgeCounts())
+        // The laptop acknowledges the rest through the store, which deletes those rows at
+        // once: nothing is left for the purge.
+        try store.acknowledge(device: bobLaptop, upTo: 6)
+        XCTAssertEqual(try store.outbox(for: bobLaptop, after: 0, limit: 10), [])
+        XCTAssertEqual(try store.purgeChunk(terminalCallsUpdatedBefore: 500, eventsProcessedBefore: 500, limit: 10), PurgeCounts())
+    }
+
+    func testPurgeChunkRefusesALimitBelowOne() throws {
+        let store = try openStore()
+        assertThrows(.invalidCommit("purge chunk limit 0 is below 1")) {
+            try store.purgeChunk(terminalCallsUpdatedBefore: 0, eventsProcessedBefore: 0, limit: 0)
+        }
+    }
+
+    /// The one-transaction purge goes on chunk after chunk: more rows than one chunk holds
+    /// all go in one call.
+    func testFullPurgeTakesMoreThanOneChunk() throws {
+        let store = try openStore()
+        let count = SQLiteCallStore.purgeChunkRows + 3
+        try store.batch {
+            for i in 0 ..< count {
+                try store.commit(StepCommit(callID: "x", expectedRevision: nil, processedEvent: event("e-\(i)", at: 100), now: 100))
+            }
+        }
+        XCTAssertEqual(try store.purge(terminalCallsUpdatedBefore: 500, eventsProcessedBefore: 500).events, count)
+        XCTAssertNil(try store.processedEvent(account: "alice", device: "phone", eventID: "e-\(count - 1)"))
+    }
 }

@@ -55,6 +55,31 @@ final class WALCheckpointerTests: StorageTestCase {
         XCTAssertNotNil(try store.loadCall("c-299"))
     }
 
+    /// With no writer in between, the first pass copies everything and the second finds
+    /// nothing new: the round counts as caught up after two passes, no RESTART, and the
+    /// frames it saw are counted as written.
+    func testARoundWithoutConcurrentWritesCatchesUpInOnePass() throws {
+        let store = try SQLiteCallStore(path: databasePath, backgroundCheckpoints: false)
+        defer { store.close() }
+        try commitCalls(200, prefix: "c", into: store)
+        let checkpointer = WALCheckpointer(path: databasePath)
+        let connection = try SQLiteConnection(path: databasePath)
+        defer { connection.close() }
+        checkpointer.checkpoint(connection)
+        let stats = checkpointer.current
+        XCTAssertEqual(stats.passes, 2)
+        XCTAssertEqual(stats.caughtUp, 1)
+        XCTAssertEqual(stats.restarts, 0)
+        XCTAssertFalse(stats.restarting)
+        XCTAssertGreaterThan(stats.framesWritten, 200)
+        XCTAssertEqual(stats.framesWritten, stats.lastCheckpointedFrames)
+        // The writer restarted the WAL at its next commit: the next round sees a small WAL
+        // and counts only the new frames.
+        try commitCalls(5, prefix: "d", into: store)
+        checkpointer.checkpoint(connection)
+        XCTAssertLessThan(checkpointer.current.framesWritten - stats.framesWritten, 100)
+    }
+
     func testTheBackgroundThreadCheckpointsAndStops() throws {
         let store = try openStore()
         try commitCalls(500, prefix: "c", into: store)

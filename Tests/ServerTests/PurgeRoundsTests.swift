@@ -1,0 +1,44 @@
+import Storage
+import XCTest
+@testable import Server
+
+final class PurgeRoundsTests: XCTestCase {
+    private let full = PurgeCounts(calls: 0, events: 0, outboxEntries: 0, outboxPayloads: 10)
+    private let short = PurgeCounts(calls: 3, events: 9, outboxEntries: 0, outboxPayloads: 9)
+
+    func testTheFirstTickStartsARound() {
+        XCTAssertTrue(PurgeRounds().isDue(now: 0))
+        XCTAssertTrue(PurgeRounds().isDue(now: -5))
+    }
+
+    func testAFullChunkGoesOnAtTheNextTickUntilAShortOne() {
+        var rounds = PurgeRounds(intervalMs: 60_000, chunkRows: 10)
+        rounds.ran(full, now: 1_000)
+        XCTAssertTrue(rounds.inRound)
+        XCTAssertTrue(rounds.isDue(now: 1_200))
+        rounds.ran(full, now: 1_200)
+        XCTAssertTrue(rounds.isDue(now: 1_400))
+        rounds.ran(short, now: 1_400)
+        XCTAssertFalse(rounds.inRound)
+        // The next round starts one interval after this one started, not after it ended.
+        XCTAssertEqual(rounds.nextRoundAtWall, 61_000)
+        XCTAssertFalse(rounds.isDue(now: 60_999))
+        XCTAssertTrue(rounds.isDue(now: 61_000))
+    }
+
+    func testAShortFirstChunkEndsTheRound() {
+        var rounds = PurgeRounds(intervalMs: 60_000, chunkRows: 10)
+        rounds.ran(PurgeCounts(), now: 5_000)
+        XCTAssertFalse(rounds.isDue(now: 5_200))
+        XCTAssertEqual(rounds.nextRoundAtWall, 65_000)
+    }
+
+    func testAFailureWaitsAnInterval() {
+        var rounds = PurgeRounds(intervalMs: 60_000, chunkRows: 10)
+        rounds.ran(full, now: 1_000)
+        rounds.failed(now: 1_200)
+        XCTAssertFalse(rounds.inRound)
+        XCTAssertFalse(rounds.isDue(now: 1_400))
+        XCTAssertTrue(rounds.isDue(now: 61_200))
+    }
+}
