@@ -128,29 +128,8 @@ final class SFUServerAllocationTests: XCTestCase {
         events.attach(to: server)
         server.start()
         defer { server.stop() }
-        let publisher = try SyntheticClient("pub/d", serverPort: server.port)
-        let subscribers = try (0..<3).map { try SyntheticClient("sub\($0)/d", serverPort: server.port) }
-        let ssrcs = PublishedSSRCs(audio: publisher.ssrc, layers: 1)
-        var joined: [SyntheticClient] = []
-        for client in [publisher] + subscribers {
-            let offer = client === publisher ? client.audioVideoOffer(ssrcs, direction: "sendonly") : client.offer(direction: "recvonly")
-            let answer = try server.joinSync(room: "alloc", member: client.member, offer: offer).get()
-            try client.accept(serverDescription: answer.sdp)
-            try client.sendCheck(now: MediaLoop.monotonicMilliseconds())
-            XCTAssertTrue(try drive([client] + joined) { client.checkAnswered })
-            try client.startDTLS(now: MediaLoop.monotonicMilliseconds())
-            XCTAssertTrue(try drive([client] + joined) { client.srtp != nil && events.hasJoined(client.member) })
-            joined.append(client)
-        }
-        try settleOffers(joined, server: server, events: events)
-        for client in joined { client.keepAlive = false }
-        let receivers = try subscribers.enumerated().map { index, client in
-            let done = DispatchSemaphore(value: 0)
-            var tracks: Result<[SFUServer.ReceivedTrack], SFUServerError> = .failure(.notRunning)
-            server.receivedTracks(of: client.member) { tracks = $0; done.signal() }
-            done.wait()
-            return try BenchReceiver(client: client, tracks: tracks.get(), lossRate: 0.05, seed: 100 + UInt64(index))
-        }
+        let room = try WarmRoom(server: server, events: events, room: "alloc", tag: "d", subscriberCount: 3, seed: 100)
+        let (publisher, ssrcs, receivers) = (room.publisher, room.ssrcs, room.receivers)
         XCTAssertEqual(receivers.map { $0.streams.count }, [2, 2, 2], "each subscriber receives audio and video")
         let session = try XCTUnwrap(publisher.srtp)
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 2_048, alignment: 16)

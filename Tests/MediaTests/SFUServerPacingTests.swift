@@ -24,29 +24,8 @@ final class SFUServerPacingTests: XCTestCase {
         events.attach(to: server)
         server.start()
         defer { server.stop() }
-        let publisher = try SyntheticClient("pub/p", serverPort: server.port)
-        let subscribers = try (0..<2).map { try SyntheticClient("sub\($0)/p", serverPort: server.port) }
-        let ssrcs = PublishedSSRCs(audio: publisher.ssrc, layers: 1)
-        var joined: [SyntheticClient] = []
-        for client in [publisher] + subscribers {
-            let offer = client === publisher ? client.audioVideoOffer(ssrcs, direction: "sendonly") : client.offer(direction: "recvonly")
-            let answer = try server.joinSync(room: "pace", member: client.member, offer: offer).get()
-            try client.accept(serverDescription: answer.sdp)
-            try client.sendCheck(now: MediaLoop.monotonicMilliseconds())
-            XCTAssertTrue(try drive([client] + joined) { client.checkAnswered })
-            try client.startDTLS(now: MediaLoop.monotonicMilliseconds())
-            XCTAssertTrue(try drive([client] + joined) { client.srtp != nil && events.hasJoined(client.member) })
-            joined.append(client)
-        }
-        try settleOffers(joined, server: server, events: events)
-        for client in joined { client.keepAlive = false }
-        let receivers = try subscribers.enumerated().map { index, client in
-            let done = DispatchSemaphore(value: 0)
-            var tracks: Result<[SFUServer.ReceivedTrack], SFUServerError> = .failure(.notRunning)
-            server.receivedTracks(of: client.member) { tracks = $0; done.signal() }
-            done.wait()
-            return try BenchReceiver(client: client, tracks: tracks.get(), lossRate: 0.05, seed: 300 + UInt64(index))
-        }
+        let room = try WarmRoom(server: server, events: events, room: "pace", tag: "p", subscriberCount: 2, seed: 300)
+        let (publisher, ssrcs, receivers) = (room.publisher, room.ssrcs, room.receivers)
         let session = try XCTUnwrap(publisher.srtp)
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 2_048, alignment: 16)
         defer { scratch.deallocate() }
