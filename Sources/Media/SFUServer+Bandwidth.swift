@@ -53,12 +53,7 @@ extension SFUServer {
                     guard let written = try router.writeProbePadding(subscriber: id, now: now, transportSequenceNumber: pacer.transportSequence(of: id),
                                                                      into: scratch) else { break }
                     _ = pacer.takeTransportSequence(id)
-                    let protected = try outbound.protectRTP(scratch, length: written)
-                    if loop.send(UnsafeRawBufferPointer(rebasing: scratch[0..<protected]), to: subscriber.session) {
-                        counters.probePadding &+= 1
-                        subscriber.packetsOut &+= 1
-                        subscriber.bytesOut &+= UInt64(protected)
-                    }
+                    if try protectAndSend(scratch, length: written, with: outbound, to: subscriber) { counters.probePadding &+= 1 }
                 } catch {
                     counters.forwardErrors &+= 1
                     break

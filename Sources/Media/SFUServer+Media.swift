@@ -105,12 +105,7 @@ extension SFUServer {
                     router.recordSent(subscriber: subscriber.id, transportSequenceNumber: sequence, size: written, now: now)
                     // Nothing is copied for NACKs here: the router stored the original once per
                     // publisher stream and logged this send (docs/rtcp.md, NACK).
-                    let protected = try outbound.protectRTP(scratch, length: written)
-                    if loop.send(UnsafeRawBufferPointer(rebasing: scratch[0..<protected]), to: subscriber.session) {
-                        counters.forwarded &+= 1
-                        subscriber.packetsOut &+= 1
-                        subscriber.bytesOut &+= UInt64(protected)
-                    }
+                    if try protectAndSend(scratch, length: written, with: outbound, to: subscriber) { counters.forwarded &+= 1 }
                 case .queued:
                     queued = true
                 case .dropped:
@@ -184,12 +179,7 @@ extension SFUServer {
                                    frameSSRC: pending.ssrc, frameTimestamp: 0, transportCCID: subscriber.transportCCID, now: now) {
                 case .sendNow:
                     router.recordSent(subscriber: subscriber.id, transportSequenceNumber: sequence, size: written, now: now)
-                    let protected = try outbound.protectRTP(scratch, length: written)
-                    if loop.send(UnsafeRawBufferPointer(rebasing: scratch[0..<protected]), to: subscriber.session) {
-                        counters.retransmitted &+= 1
-                        subscriber.packetsOut &+= 1
-                        subscriber.bytesOut &+= UInt64(protected)
-                    }
+                    if try protectAndSend(scratch, length: written, with: outbound, to: subscriber) { counters.retransmitted &+= 1 }
                 case .queued:
                     schedulePacing()
                 case .dropped:

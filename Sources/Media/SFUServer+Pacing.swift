@@ -1,4 +1,5 @@
 import SFU
+import SRTP
 
 /// The send side of pacing (`Pacer`, docs/rtcp.md "Pacing"): the handlers admit each
 /// written packet to the pacer and send it at once when it allows; the timer releases what
@@ -14,17 +15,28 @@ extension SFUServer {
             guard raw < slots.count, let subscriber = slots[raw], let outbound = subscriber.srtp else { return }
             router.recordSent(subscriber: packet.lane, transportSequenceNumber: packet.transportSequenceNumber, size: packet.length, now: now)
             do {
-                let protected = try outbound.protectRTP(packet.bytes, length: packet.length)
-                if loop.send(UnsafeRawBufferPointer(rebasing: packet.bytes[0..<protected]), to: subscriber.session) {
+                if try protectAndSend(packet.bytes, length: packet.length, with: outbound, to: subscriber) {
                     if packet.packetClass == .retransmission { counters.retransmitted &+= 1 } else { counters.forwarded &+= 1 }
-                    subscriber.packetsOut &+= 1
-                    subscriber.bytesOut &+= UInt64(protected)
                 }
             } catch {
                 counters.forwardErrors &+= 1
             }
         }
         if pacer.hasKeyframeRequests { handlePacerKeyframeRequests() }
+    }
+
+    /// Protects the RTP packet in `buffer[0..<length]` in place with `outbound` (the
+    /// subscriber's SRTP session) and sends it to `subscriber`, counting it on the
+    /// subscriber; true when the socket took it. Every RTP send to a subscriber goes through
+    /// here: forwards and resends sent at once, paced releases, probe padding.
+    @inline(__always)
+    func protectAndSend(_ buffer: UnsafeMutableRawBufferPointer, length: Int, with outbound: SRTPSession,
+                        to subscriber: MediaParticipant) throws(SRTPError) -> Bool {
+        let protected = try outbound.protectRTP(buffer, length: length)
+        guard loop.send(UnsafeRawBufferPointer(rebasing: buffer[0..<protected]), to: subscriber.session) else { return false }
+        subscriber.packetsOut &+= 1
+        subscriber.bytesOut &+= UInt64(protected)
+        return true
     }
 
     /// Frames the pacer dropped: the router stops the stream until a keyframe and asks the
