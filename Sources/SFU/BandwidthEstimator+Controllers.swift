@@ -97,7 +97,11 @@ extension BandwidthEstimator {
             // Increase only while below 1.5 × delivered + 10 kbit/s, and never past it; an
             // estimate already above (after a probe) is kept, not pulled down
             // (libwebrtc `AimdRateControl::ChangeBitrate`).
-            let limit = deliveredBps.map { 1.5 * $0 + 10_000 } ?? .infinity
+            // …or toward a rate a probe confirmed within `probeConfirmedHold`: with the video
+            // paused only the audio is delivered (≈ 100k), and 1.5 × that would hold an
+            // estimate cut below layer 0 + audio there for good (cap run 1: 190k → 220k in 10 s).
+            var limit = deliveredBps.map { 1.5 * $0 + 10_000 } ?? .infinity
+            if let confirmed = probeConfirmed, now - confirmed.at <= Self.probeConfirmedHold { limit = max(limit, confirmed.bps) }
             if estimate < limit {
                 let increased: Double
                 if linkCapacity != nil {

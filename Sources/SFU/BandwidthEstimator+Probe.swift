@@ -42,6 +42,10 @@ struct ProbeClusters: Sendable {
         var bps: Double?
         var sentPackets: Int
         var receivedPackets: Int
+        /// The probe filled the link: it arrived at < 90 % of its send rate, so `bps` is 95 %
+        /// of the rate the link delivered it at — the capacity itself, read while the probe's
+        /// own queue built (the delay detector's over-use then is the probe's doing).
+        var saturated = false
     }
 
     /// 4 clusters in flight: the router runs one at a time (300 ms, results within ~0.5 s);
@@ -136,7 +140,9 @@ struct ProbeClusters: Sendable {
             guard reported || now - cluster.lastSend >= Self.reportTimeout else { continue }
             clusters[slot - 1] = Cluster()
             judgedThrough = max(judgedThrough, cluster.id)
-            return Result(cluster: cluster.id, bps: Self.rate(cluster), sentPackets: cluster.sentPackets, receivedPackets: cluster.received)
+            let bps = Self.rate(cluster)
+            return Result(cluster: cluster.id, bps: bps, sentPackets: cluster.sentPackets, receivedPackets: cluster.received,
+                          saturated: bps != nil && Self.isSaturated(cluster))
         }
         return nil
     }
@@ -156,6 +162,16 @@ struct ProbeClusters: Sendable {
         let receiveRate = Double((cluster.receivedBytes - cluster.firstArrivalSize) * 8) * 1_000_000 / Double(receiveSpan)
         guard sendRate / receiveRate <= maxValidRatio, receiveRate / sendRate <= maxValidRatio else { return nil }
         return receiveRate < 0.9 * sendRate ? 0.95 * receiveRate : min(sendRate, receiveRate)
+    }
+
+    /// The cluster arrived at < 90 % of its send rate (`rate` then keeps 95 % of the receive rate).
+    static func isSaturated(_ cluster: Cluster) -> Bool {
+        let sendSpan = cluster.lastSend - cluster.firstSend
+        let receiveSpan = cluster.lastArrival - cluster.firstArrival
+        guard sendSpan > 0, receiveSpan > 0 else { return false }
+        let sendRate = Double((cluster.sentBytes - cluster.lastSentSize) * 8) * 1_000_000 / Double(sendSpan)
+        let receiveRate = Double((cluster.receivedBytes - cluster.firstArrivalSize) * 8) * 1_000_000 / Double(receiveSpan)
+        return receiveRate < 0.9 * sendRate
     }
 
     private func find(_ id: Int) -> Int {

@@ -112,6 +112,9 @@ public struct BandwidthEstimator: Sendable {
     var probes = ProbeClusters()
     /// Latest valid probe result, bit/s (for stats and tests).
     public internal(set) var lastProbeBps: Double?
+    /// The latest probe the estimate accepted, and when: growth toward it is not capped by
+    /// the delivered rate (`probeConfirmedHold`).
+    var probeConfirmed: (bps: Double, at: Int64)?
 
     /// Delay-based estimate; nil until the first transport-cc feedback.
     public internal(set) var delayBasedBps: Double?
@@ -265,13 +268,30 @@ public struct BandwidthEstimator: Sendable {
     /// before a layer upgrade): if the receiver got them at `deliveredBps` without over-use,
     /// the delay-based estimate may jump there (libwebrtc `ProbeBitrateEstimator` →
     /// `AimdRateControl::SetEstimate`).
-    public mutating func probeCompleted(deliveredBps probe: Double, now: Int64) {
-        guard detector.usage != .overusing else { return }
+    ///
+    /// Under over-use the probe still counts when no standing queue (≥ `minStandingQueue`)
+    /// backs the over-use — the same rule `updateDelayBased` applies (a probe's own 300 ms
+    /// burst trips the delay-gradient detector without leaving a queue) — or when it
+    /// `saturated` the link (then its reading is 95 % of the rate the link delivered it at:
+    /// the capacity). Seen end to end (BrowserSimulcastCapTests, cap run 1 on issue 4's
+    /// branch): a growing-queue cut to 190k paused the video under a 300k cap; the
+    /// paused-video probe read 269k and was dropped for the over-use its own burst caused,
+    /// and the estimate crawled to 220k in 10 s with the video never resumed.
+    /// An accepted probe also lifts the delivered-rate cap on growth (`probeConfirmed`).
+    public mutating func probeCompleted(deliveredBps probe: Double, saturated: Bool = false, now: Int64) {
+        let congested = detector.usage == .overusing && queueDelay.standing >= config.minStandingQueue
+        guard !congested || saturated else { return }
         let base = delayBasedBps ?? Double(config.initialBps)
         delayBasedBps = max(base, probe)
         if let loss = lossBasedBps { lossBasedBps = max(loss, probe) }
         linkCapacity = nil
+        probeConfirmed = (probe, now)
     }
+
+    /// 5 s: a probe-confirmed rate stays a valid ceiling for growth (`updateDelayBased`) for
+    /// the selector's 2 s upgrade hold plus a probe step and its feedback; after that the
+    /// delivered rate alone bounds growth again (libwebrtc's 1.5 × acknowledged rule).
+    static let probeConfirmedHold: Int64 = 5_000_000
 
     // MARK: probes
 
@@ -290,7 +310,7 @@ public struct BandwidthEstimator: Sendable {
         while let result = probes.takeFinished(now: now) {
             guard let bps = result.bps else { continue }
             lastProbeBps = bps
-            probeCompleted(deliveredBps: bps, now: now)
+            probeCompleted(deliveredBps: bps, saturated: result.saturated, now: now)
         }
     }
 

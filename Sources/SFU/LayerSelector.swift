@@ -22,7 +22,7 @@
 ///   switches count against the same cool-down (`recordSwitch`);
 /// - **probe**: when a higher layer is allowed but does not fit yet, ask for a probe
 ///   (`wantsProbe`, `probeBps`: the next layer's need, at most `probeGrowth` × the estimate)
-///   every 5 s, and every 0.7 s while the probes succeed (the estimate followed the last
+///   every 5 s (1.5 s while paused: for layer 0 + audio), and every 0.7 s while the probes succeed (the estimate followed the last
 ///   one: libwebrtc's exponential probing), so the estimator can find the headroom (the
 ///   send-side estimate cannot grow past 1.5 × what is actually sent) — also inside the
 ///   cool-down once `probeAfterSwitch` has passed and during a pending upgrade's hold (for
@@ -52,6 +52,13 @@ public struct LayerSelector: Sendable {
         public var severeShortfall = 0.7
         /// 5 s between probe requests: libwebrtc's ALR probing interval.
         public var probeInterval: Int64 = 5_000_000
+        /// 1.5 s between probe requests while the video is paused (instead of `probeInterval`):
+        /// a paused subscriber receives only audio, so the estimate cannot grow past 1.5 × that
+        /// without a probe, and a cut below layer 0 + audio under a real cap must come back
+        /// within seconds (cap run 1 on issue 4's branch: a cut to 190k under a 300k cap, the
+        /// video paused and probed every 5 s, not resumed in 10 s). Three probe-and-feedback
+        /// cycles (≈ 0.5 s each) apart; a probe into a standing queue is refused by the router.
+        public var pausedProbeInterval: Int64 = 1_500_000
         /// 2 × the estimate at most per probe: libwebrtc's exponential probing (its start
         /// probes are 3 × and 6 × the start rate, then 2 × each success) — a probe into a
         /// link that cannot carry it only fills its queue, and at 2 × a 300 kbit/s cap a
@@ -293,7 +300,7 @@ public struct LayerSelector: Sendable {
         // reads as a success without one, and would probe every 0.7 s into a full link.
         let succeeded = lastProbeBps.map { Double(estimateBps) >= config.probeSuccess * Double($0) } ?? false
             && Double(estimateBps) >= 1.1 * Double(estimateAtProbe ?? .max)
-        let interval = succeeded ? config.probeStepInterval : config.probeInterval
+        let interval = succeeded ? config.probeStepInterval : target == nil ? config.pausedProbeInterval : config.probeInterval
         // Without a successful probe an upgrade already pending waits for its hold instead.
         if let next, settled, upward == nil || succeeded, lastProbe.map({ now - $0 >= interval }) ?? true {
             let need = config.probeOvershoot * config.upgradeHeadroom * Double(probeRates[next]) + Double(audioBps)

@@ -157,6 +157,18 @@ import XCTest
 ///      estimate stayed ≈ 410–420k — f not back within 17 s — FAIL;
 ///   22. (load 22–24) low layer by 3.5 s, 0 drops; after lifting the probes read 123k and
 ///      the estimate stayed 356–416k — f not back within 17 s — FAIL.
+///   Runs 23–25 (load 8–10) with the paused-recovery change (probes taken under an over-use
+///   without a standing queue, probe-confirmed growth, paused probes every 1.5 s;
+///   `PausedRecoveryTests`), after a run on main where a cut read 185k, paused the video and
+///   the estimate crawled 190k → 220k in 10 s with the video never back:
+///   23. **PASS**: low layer after 2.8 s, f back 5.1 s after lifting, freezes 2 totalling
+///      1.04 s, 0 drops; cuts read 269–273k (one undone), the video never paused;
+///   24. low layer after 1.4 s (cut read 296k), f back 7.7 s after lifting, 0 drops, carol kept
+///      f — one getStats freeze of 2.64 s at the switch (longest framesDecoded stall 0.87 s)
+///      — FAIL (freeze only);
+///   25. **PASS**: low layer after 0.8 s (cuts read 278–280k), f back 14.0 s after lifting,
+///      freezes 3 totalling 0.94 s, 0 drops, carol kept f.
+///   No run cut below layer 0 + audio, so the new recovery path was not exercised end to end.
 ///   Summary: 2 of 15 on this branch at load 6–29 (runs 19, 20), against 1 of 7 at load
 ///   2–17 before; of the last 7 runs (16–22, final code) 2 passed, 3 met the 5 s and 15 s
 ///   bounds and failed only the 1 s freeze (2.28 s, 1.20 s, 1.07 s: flushes and stalls
