@@ -7,14 +7,12 @@ public struct PurgeCounts: Sendable, Equatable {
     /// Outbox log rows deleted because every device had acknowledged their entries and
     /// `acknowledge` had not deleted them already (schema 6; before: entries).
     public var outboxEntries: Int
-    /// Shared outbox payloads deleted (schema 5 only; since schema 6 a shared payload lives in
-    /// its step's log row and leaves with it, so this stays 0).
-    public var outboxPayloads: Int
+    // Since schema 6 a payload shared by several devices lives in its step's log row and
+    // leaves with it: there is no separate count of shared payloads.
 
-    public init(calls: Int = 0, events: Int = 0, outboxEntries: Int = 0, outboxPayloads: Int = 0) {
+    public init(calls: Int = 0, events: Int = 0, outboxEntries: Int = 0) {
         self.calls = calls
         self.events = events
         self.outboxEntries = outboxEntries
-        self.outboxPayloads = outboxPayloads
     }
 }

@@ -32,7 +32,7 @@ extension SQLiteCallStore {
         }
     }
 
-    /// At most `limit` rows of each kind (calls, events, outbox entries, shared payloads) in
+    /// At most `limit` rows of each kind (calls, events, outbox log rows) in
     /// one transaction. When the answer ``PurgeCounts/mayHaveMore(limit:)``, call again.
     /// - Throws: `invalidCommit` for a `limit` below 1 (a chunk must make progress).
     public func purgeChunk(terminalCallsUpdatedBefore: Int64, eventsProcessedBefore: Int64, limit: Int) throws -> PurgeCounts {
@@ -95,13 +95,12 @@ extension SQLiteCallStore {
 extension PurgeCounts {
     /// True when some kind reached `limit` in a chunk: more rows of it may be due.
     public func mayHaveMore(limit: Int) -> Bool {
-        calls >= limit || events >= limit || outboxEntries >= limit || outboxPayloads >= limit
+        calls >= limit || events >= limit || outboxEntries >= limit
     }
 
     public mutating func add(_ other: PurgeCounts) {
         calls += other.calls
         events += other.events
         outboxEntries += other.outboxEntries
-        outboxPayloads += other.outboxPayloads
     }
 }

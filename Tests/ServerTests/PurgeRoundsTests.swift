@@ -3,8 +3,8 @@ import XCTest
 @testable import Server
 
 final class PurgeRoundsTests: XCTestCase {
-    private let full = PurgeCounts(calls: 0, events: 0, outboxEntries: 0, outboxPayloads: 10)
-    private let short = PurgeCounts(calls: 3, events: 9, outboxEntries: 0, outboxPayloads: 9)
+    private let full = PurgeCounts(calls: 0, events: 0, outboxEntries: 10)
+    private let short = PurgeCounts(calls: 3, events: 9, outboxEntries: 9)
 
     func testTheFirstTickStartsARound() {
         XCTAssertTrue(PurgeRounds().isDue(now: 0))
