@@ -5,20 +5,27 @@ import XCTest
 /// `bench signaling --idle-processes 2` against the real server binary: the idle devices
 /// live in two `switchboard bench idle-fleet` children, the setups run in this process.
 final class IdleFleetEndToEndTests: XCTestCase {
-    func testIdleDevicesInTwoChildrenThenNoChildLeft() throws {
-        let server = try BenchServer()
+    /// A 2 s run (0.5 s warm-up) against `server`, idle children spawned from the built
+    /// binary; each test sets its idle fleet and pairs.
+    static func shortRun(against server: BenchServer) -> BenchmarkOptions {
         var options = BenchmarkOptions()
         options.url = server.url
         options.secret = "unused: the run gets the bytes"
-        options.idle = 40
-        options.idleProcesses = 2
-        options.pairs = 2
-        options.calleeDevices = 2
         options.durationSeconds = 2
         options.warmupSeconds = 0.5
         options.connectRate = 400
         options.serverPID = server.process.processIdentifier
         options.idleChildExecutable = BenchServer.binary.path
+        return options
+    }
+
+    func testIdleDevicesInTwoChildrenThenNoChildLeft() throws {
+        let server = try BenchServer()
+        var options = Self.shortRun(against: server)
+        options.idle = 40
+        options.idleProcesses = 2
+        options.pairs = 2
+        options.calleeDevices = 2
         let report = SignalingRun(options: options, secret: BenchServer.secret).run()
 
         XCTAssertEqual(report.idleProcesses, 2)
@@ -40,19 +47,12 @@ final class IdleFleetEndToEndTests: XCTestCase {
     /// no error, and the merged figures count all three loops' setups and latencies.
     func testPairsOnSeveralLoopsCompleteSetups() throws {
         let server = try BenchServer()
-        var options = BenchmarkOptions()
-        options.url = server.url
-        options.secret = "unused: the run gets the bytes"
+        var options = Self.shortRun(against: server)
         options.idle = 10
         options.idleProcesses = 1
         options.pairs = 3
         options.pairsPerLoop = 1
         options.calleeDevices = 3
-        options.durationSeconds = 2
-        options.warmupSeconds = 0.5
-        options.connectRate = 400
-        options.serverPID = server.process.processIdentifier
-        options.idleChildExecutable = BenchServer.binary.path
         let report = SignalingRun(options: options, secret: BenchServer.secret).run()
 
         XCTAssertEqual(report.pairLoops, 3)
