@@ -134,8 +134,8 @@ final class SFUServerAllocationTests: XCTestCase {
         let session = try XCTUnwrap(publisher.srtp)
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 2_048, alignment: 16)
         defer { scratch.deallocate() }
-        var audio = RTPStreamWriter(ssrc: ssrcs.audio, payloadType: 111, timestampStep: 960)
-        var video = RTPStreamWriter(ssrc: ssrcs.video[0], payloadType: 96, timestampStep: 3_000)
+        var audio = room.audioWriter()
+        var video = room.videoWriter()
         var latencies: [UInt32] = []
         latencies.reserveCapacity(64_000)
 

@@ -25,12 +25,12 @@ final class SFUServerPacingTests: XCTestCase {
         server.start()
         defer { server.stop() }
         let room = try WarmRoom(server: server, events: events, room: "pace", tag: "p", subscriberCount: 2, seed: 300)
-        let (publisher, ssrcs, receivers) = (room.publisher, room.ssrcs, room.receivers)
+        let (publisher, receivers) = (room.publisher, room.receivers)
         let session = try XCTUnwrap(publisher.srtp)
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 2_048, alignment: 16)
         defer { scratch.deallocate() }
-        var audio = RTPStreamWriter(ssrc: ssrcs.audio, payloadType: 111, timestampStep: 960)
-        var video = RTPStreamWriter(ssrc: ssrcs.video[0], payloadType: 96, timestampStep: 3_000)
+        var audio = room.audioWriter()
+        var video = room.videoWriter()
         var latencies: [UInt32] = []
         latencies.reserveCapacity(64_000)
         var releaseAllocations: UInt64 = 0

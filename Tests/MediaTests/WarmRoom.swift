@@ -42,4 +42,9 @@ struct WarmRoom {
             return try BenchReceiver(client: client, tracks: tracks.get(), lossRate: 0.05, seed: seed + UInt64(index))
         }
     }
+
+    /// The publisher's Opus stream as offered (PT 111, 20 ms at 48 kHz).
+    func audioWriter() -> RTPStreamWriter { RTPStreamWriter(ssrc: ssrcs.audio, payloadType: 111, timestampStep: 960) }
+    /// The publisher's VP8 layer as offered (PT 96, 30 fps at 90 kHz).
+    func videoWriter() -> RTPStreamWriter { RTPStreamWriter(ssrc: ssrcs.video[0], payloadType: 96, timestampStep: 3_000) }
 }
