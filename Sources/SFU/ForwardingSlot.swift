@@ -13,6 +13,9 @@ struct PacketFacts {
     let payloadOctets: UInt32
     let length: Int
     let now: Int64
+    /// The stream's `SenderClock.referenceOffset` (nil before the publisher's first SR):
+    /// timestamp + this = capture time on a timeline all layers of the track share.
+    var referenceOffset: UInt32? = nil
 }
 
 /// Everything a subscription touches per packet, as one plain value. Stored contiguously
@@ -57,6 +60,8 @@ struct ForwardingSlot {
     var lastForwardAt: Int64?
     var lastInputTimestamp: UInt32 = 0
     var lastOutputTimestamp: UInt32 = 0
+    /// `PacketFacts.referenceOffset` of the last forwarded packet.
+    var lastReferenceOffset: UInt32?
     var packetsSent: UInt32 = 0
     var octetsSent: UInt32 = 0
     var bytesSent: UInt64 = 0
@@ -111,9 +116,7 @@ struct ForwardingSlot {
             sourceEpoch &+= 1
             sequenceEpoch &+= 1
             if let last = lastForwardAt {
-                // Advance by the wall-clock gap so the subscriber's jitter buffer sees real time.
-                let elapsed = max(packet.now - last, 0)
-                gap = UInt32(truncatingIfNeeded: max(elapsed * Int64(packet.clockRate) / 1_000_000, 1))
+                gap = switchGap(to: packet, lastForwardAt: last)
             }
         }
         guard let sequenceNumber = sequence.rewrite(packet.sequenceNumber, source: sequenceEpoch) else {
@@ -124,6 +127,7 @@ struct ForwardingSlot {
         lastForwardAt = packet.now
         lastInputTimestamp = packet.timestamp
         lastOutputTimestamp = timestamp
+        lastReferenceOffset = packet.referenceOffset
         packetsSent &+= 1
         octetsSent &+= packet.payloadOctets
         bytesSent &+= UInt64(packet.length)
@@ -135,6 +139,33 @@ struct ForwardingSlot {
             subscriber: subscriber, ssrc: outgoingSSRC, sequenceNumber: sequenceNumber,
             timestamp: timestamp, payloadType: mapped & 0x7F, extensions: extensions)
     }
+
+    /// How far past the highest output timestamp the first packet of a new source (another
+    /// layer, or the same stream after a pause) lands, in clock-rate units.
+    ///
+    /// With the publisher's SR for both the last forwarded packet's stream and the new one,
+    /// the gap is their capture-time difference (mediasoup's SimulcastConsumer aligns layers
+    /// by their SRs the same way): the output timeline stays the capture timeline, so the
+    /// subscriber's jitter buffer and its audio/video sync see no step at a switch. Without
+    /// SRs, or when they disagree by more than `alignedSwitchLimit`, it is the gap between
+    /// the two packets' arrivals, which differs from the capture gap by however much longer
+    /// one layer waited on the way to us (a publisher's pacer, a stall and flush).
+    func switchGap(to packet: PacketFacts, lastForwardAt: Int64) -> UInt32 {
+        if let newReference = packet.referenceOffset, let oldReference = lastReferenceOffset, let highest = timestamps.lastOutput {
+            let captured = Int64(Int32(bitPattern: (packet.timestamp &+ newReference) &- (lastInputTimestamp &+ oldReference)))
+            if abs(captured) <= Self.alignedSwitchLimit * Int64(packet.clockRate) {
+                // Never at or before a timestamp already sent: one unit past it at least.
+                let ahead = Int64(Int32(bitPattern: lastOutputTimestamp &+ UInt32(truncatingIfNeeded: captured) &- highest))
+                return UInt32(truncatingIfNeeded: max(ahead, 1))
+            }
+        }
+        let elapsed = max(packet.now - lastForwardAt, 0)
+        return UInt32(truncatingIfNeeded: max(elapsed * Int64(packet.clockRate) / 1_000_000, 1))
+    }
+
+    /// 10 s: a pause longer than this is rare and its exact length does not matter to the
+    /// subscriber; a larger capture difference means an SR that does not describe the stream.
+    static let alignedSwitchLimit: Int64 = 10
 
     /// Takes the next output sequence number for a padding-only packet on the media SSRC and
     /// makes the next media packet continue after it. Nil before anything was forwarded.

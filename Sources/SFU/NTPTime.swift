@@ -17,6 +17,14 @@ public struct NTPTime: Equatable, Hashable, Sendable {
         raw = seconds << 32 | fraction
     }
 
+    /// Microseconds since the Unix epoch (negative before 1970: a sender's NTP field is
+    /// whatever its clock says).
+    public var unixMicroseconds: Int64 {
+        let seconds = Int64(raw >> 32) - Int64(Self.unixEpochOffset)
+        let fraction = Int64(((raw & 0xFFFF_FFFF) * 1_000_000 + (1 << 31)) >> 32)   // rounded: round trip with init(unixMicroseconds:)
+        return seconds * 1_000_000 + fraction
+    }
+
     /// The middle 32 bits (16.16 fixed point), as used by LSR and for RTT (RFC 3550 §6.4.1).
     public var middle32: UInt32 { UInt32(truncatingIfNeeded: raw >> 16) }
 

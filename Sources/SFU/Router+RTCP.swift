@@ -46,6 +46,11 @@ extension Router {
                 route.stream.lastSenderReport = (NTPTime(raw: report.ntpTimestamp).middle32, now)
                 route.stream.hot.rtpAnchor = (report.rtpTimestamp, now)
                 route.stream.hot.anchorFromSenderReport = true
+                let clock = SenderClock(ntp: NTPTime(raw: report.ntpTimestamp), rtp: report.rtpTimestamp)
+                route.stream.senderClock = clock
+                let clockRate = route.stream.clockRate
+                route.stream.referenceOffset = clockRate > 0 ? clock.referenceOffset(clockRate: clockRate) : nil
+                state.senderClockOffset.observe(arrival: now, senderMicros: clock.senderMicros)
             }
             consume(report.blocks, from: state, now: now, ntp: ntp)
         case .receiverReport(let report):
@@ -266,19 +271,28 @@ extension Router {
     }
 
     /// RFC 3550 §6.4.1 SR for an outgoing SSRC: NTP = wall clock; RTP timestamp = the source's
-    /// RTP time now (from its anchor: the publisher's last SR, else the last packet),
-    /// mapped through this subscription's current timestamp offset.
+    /// RTP time now, mapped through this subscription's current timestamp offset.
+    ///
+    /// The source's RTP time now comes from the publisher's last SR read on the publisher's
+    /// clock (`SenderClock`, `PublisherClockOffset`): every stream of one publisher is then
+    /// shifted by the same amount, so a subscriber's audio/video sync sees the publisher's
+    /// own relation between them. Before the publisher's first SR: its last packet's RTP
+    /// time at that packet's arrival.
     func senderReport(for slot: ForwardingSlot, of track: PublishedTrack, now: Int64, ntp: NTPTime) -> RTCPSenderReport {
         let offset = slot.lastOutputTimestamp &- slot.lastInputTimestamp
+        let clockRate = track.description.codecs.first?.clockRate ?? 0
         var sourceNow = slot.lastInputTimestamp
         var anchorAt = slot.lastForwardAt ?? now
-        if let layer = slot.currentLayer, layer < track.streams.count, let anchor = track.streams[layer].hot.rtpAnchor {
+        let stream = slot.currentLayer.flatMap { $0 < track.streams.count ? track.streams[$0] : nil }
+        if let stream, let clock = stream.senderClock, let publisherOffset = participants[track.publisher]?.senderClockOffset.offset {
+            sourceNow = clock.rtp(atSenderMicros: now - publisherOffset, clockRate: clockRate)
+            anchorAt = now
+        } else if let anchor = stream?.hot.rtpAnchor {
             sourceNow = anchor.rtp
             anchorAt = anchor.at
         }
-        let clockRate = Int64(track.description.codecs.first?.clockRate ?? 0)
         let elapsed = now - anchorAt
-        let advance = elapsed * clockRate / 1_000_000
+        let advance = elapsed * Int64(clockRate) / 1_000_000
         let rtp = sourceNow &+ UInt32(truncatingIfNeeded: advance) &+ offset
         return RTCPSenderReport(
             ssrc: slot.outgoingSSRC, ntpTimestamp: ntp.raw, rtpTimestamp: rtp,

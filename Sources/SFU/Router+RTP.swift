@@ -104,7 +104,8 @@ extension Router {
             ssrc: view.ssrc, sequenceNumber: view.sequenceNumber, timestamp: view.timestamp, layer: stream.layer,
             codecIndex: payload.codecIndex, clockRate: payload.clockRate,
             canSwitch: isKeyframe || payload.detector == .none,
-            payloadOctets: UInt32(truncatingIfNeeded: view.payloadRange.count), length: view.buffer.count, now: now)
+            payloadOctets: UInt32(truncatingIfNeeded: view.payloadRange.count), length: view.buffer.count, now: now,
+            referenceOffset: stream.referenceOffset)
         // One exclusive access to all subscribers' hot state.
         track.slots.withUnsafeMutableBufferPointer { slots in
             for index in slots.indices {

@@ -71,6 +71,10 @@ final class InboundStream {
     var rtxPackets: UInt64 = 0
     /// Publisher SR: NTP middle 32 bits and our arrival time (for LSR/DLSR).
     var lastSenderReport: (middle: UInt32, arrival: Int64)?
+    /// The publisher's RTP↔NTP mapping from its last SR (our SRs to subscribers, layer switches).
+    var senderClock: SenderClock?
+    /// `senderClock.referenceOffset` at the stream's clock rate, once per SR rather than per packet.
+    var referenceOffset: UInt32?
     var keyframeRequests = KeyframeRequestState()
     /// Uplink loss detection (video only: browsers negotiate `nack` for video, not Opus).
     var nacks: NackGenerator?
@@ -88,8 +92,12 @@ final class InboundStream {
     var width = 0
     var height = 0
 
-    init(layer: Int, description: StreamDescription, highestLayer: Int, kind: MediaKind) {
+    /// The track's main clock rate (its first codec's), for `referenceOffset`.
+    let clockRate: UInt32
+
+    init(layer: Int, description: StreamDescription, highestLayer: Int, kind: MediaKind, clockRate: UInt32) {
         self.layer = layer
+        self.clockRate = clockRate
         cache = RetransmissionCache(config: .forLayer(layer, highestLayer: highestLayer, kind: kind))
         if kind == .audio { duplicates = DuplicateFilter() }
         ssrc = description.ssrc
@@ -127,7 +135,8 @@ final class PublishedTrack {
         self.description = description
         let highest = description.layers.count - 1
         streams = description.layers.enumerated().map {
-            InboundStream(layer: $0.offset, description: $0.element, highestLayer: highest, kind: description.kind)
+            InboundStream(layer: $0.offset, description: $0.element, highestLayer: highest, kind: description.kind,
+                          clockRate: description.codecs.first?.clockRate ?? 0)
         }
         payloads = Self.payloads(for: description)
         if description.kind == .video { for stream in streams { stream.nacks = NackGenerator(config: .video) } }
@@ -259,6 +268,8 @@ final class ParticipantState {
     var goodbyes: UInt64 = 0
     /// Downlink bandwidth estimation, probing and the receive-side estimate for REMB.
     var downlink = DownlinkState()
+    /// This participant's wall clock on ours, from its SRs (one for all its streams).
+    var senderClockOffset = PublisherClockOffset()
 
     init(id: ParticipantID, room: RoomID, description: ParticipantDescription, controlSSRC: UInt32, joinedAt: Int64) {
         self.id = id
