@@ -14,6 +14,8 @@ final class DownlinkRepair {
 struct SubscriptionRetransmissions: RetransmissionLookup {
     let log: SentPacketLog
     unowned let track: PublishedTrack
+    /// The layer the subscription forwards now (nil: none yet, nothing is superseded).
+    var currentLayer: Int? = nil
 
     /// The log entry and its original's store, when the original is still the packet that
     /// was sent (stored in the same `handleRTP` that forwarded it).
@@ -27,6 +29,11 @@ struct SubscriptionRetransmissions: RetransmissionLookup {
     func presence(of sequenceNumber: UInt16, now: Int64) -> RetransmissionCache.Presence {
         guard let (entry, cache) = resolve(sequenceNumber) else { return .missing }
         return cache.presence(of: entry.source, now: now)
+    }
+
+    func isSuperseded(_ sequenceNumber: UInt16) -> Bool {
+        guard let currentLayer, let entry = log.entry(sequenceNumber) else { return false }
+        return Int(entry.layer) != currentLayer
     }
 
     func resentAt(_ sequenceNumber: UInt16, now: Int64) -> Int64? {
@@ -106,8 +113,20 @@ extension Router {
         let repair = subscription.repair ?? makeRepair(for: subscription, subscriber: subscriber)
         subscription.repair = repair
         nackDecisions.removeAll(keepingCapacity: true)
-        let lookup = SubscriptionRetransmissions(log: slot.sent, track: subscription.track)
+        let lookup = SubscriptionRetransmissions(log: slot.sent, track: subscription.track,
+                                                 currentLayer: subscription.track.kind == .video ? slot.currentLayer : nil)
+        let unrepairable = repair.responder.stats.unrepairable
         repair.responder.respond(to: nackSequenceNumbers, lookup: lookup, now: now, rtt: subscription.rtt ?? subscriber.rtt, into: &nackDecisions)
+        // A loss no resend can repair (the original left the store: older than its age bound,
+        // which a deep bottleneck queue reaches — the loss is seen one queue delay late): the
+        // subscriber's picture waits for a keyframe, and libwebrtc asks for one only after
+        // 3 s without a decodable frame. Ask at the next tick (coalesced and throttled per
+        // stream; not from here, so the RTCP handler stays allocation-free).
+        if repair.responder.stats.unrepairable != unrepairable, !subscription.keyframeForUnrepairableLoss {
+            subscription.keyframeForUnrepairableLoss = true
+            subscription.keyframesForUnrepairableLoss += 1
+            unrepairableLossSubscriptions += 1
+        }
         var index = 0
         while index < nackDecisions.count {
             pendingRetransmissions.append(PendingRetransmission(subscriber: subscriber.id, ssrc: subscription.outgoingSSRC, retransmission: nackDecisions[index]))
@@ -149,5 +168,20 @@ extension Router {
         return try lookup.write(pending.retransmission, subscriber: pending.subscriber, ssrc: subscription.outgoingSSRC,
                                 extensions: { subscription.extensions(version: $0, current: slot) }, now: now,
                                 transportSequenceNumber: transportSequenceNumber, scratch: rewriteBuffer, into: output)
+    }
+}
+
+extension Router {
+    /// Keyframe requests for the subscriptions whose NACKs could not be repaired since the
+    /// last tick (`answerNACK`).
+    func requestKeyframesForUnrepairableLoss() {
+        guard unrepairableLossSubscriptions > 0 else { return }
+        unrepairableLossSubscriptions = 0
+        for state in participants.values {
+            for subscription in state.subscriptions.values where subscription.keyframeForUnrepairableLoss {
+                subscription.keyframeForUnrepairableLoss = false
+                requestKeyframe(for: subscription)
+            }
+        }
     }
 }

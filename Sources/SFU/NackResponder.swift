@@ -54,6 +54,10 @@ public struct Retransmission: Equatable, Sendable {
 protocol RetransmissionLookup {
     /// Whether the packet sent as `sequenceNumber` can be resent now.
     func presence(of sequenceNumber: UInt16, now: Int64) -> RetransmissionCache.Presence
+    /// The packet belongs to a simulcast layer the subscriber has since left: the keyframe it
+    /// switched on replaced everything before it, so resending it only adds load to a path
+    /// that is often congested just then (a downswitch follows a cut estimate).
+    func isSuperseded(_ sequenceNumber: UInt16) -> Bool
     /// Last resend of that packet to this subscriber, nil = never.
     func resentAt(_ sequenceNumber: UInt16, now: Int64) -> Int64?
     /// Subscriber-side payload type it was sent with.
@@ -73,14 +77,20 @@ public struct NackResponderStats: Equatable, Sendable {
     public var missing: UInt64 = 0
     /// Requests for packets still held but older than the store's `maxAge`.
     public var expired: UInt64 = 0
+    /// Requests for packets of a layer the subscriber has left (`RetransmissionLookup.isSuperseded`).
+    public var superseded: UInt64 = 0
 
-    public init(requested: UInt64 = 0, resent: UInt64 = 0, throttled: UInt64 = 0, missing: UInt64 = 0, expired: UInt64 = 0) {
+    public init(requested: UInt64 = 0, resent: UInt64 = 0, throttled: UInt64 = 0, missing: UInt64 = 0, expired: UInt64 = 0, superseded: UInt64 = 0) {
         self.requested = requested
         self.resent = resent
         self.throttled = throttled
         self.missing = missing
         self.expired = expired
+        self.superseded = superseded
     }
+
+    /// Requests that no resend can answer: the subscriber needs a keyframe instead.
+    public var unrepairable: UInt64 { missing &+ expired }
 }
 
 /// Answers one subscriber's NACKs (RFC 4585 §6.2.1) for one outgoing stream: RTX on its own
@@ -137,6 +147,10 @@ public struct NackResponder: Sendable {
             let seq = sequenceNumbers[index]
             index += 1
             stats.requested &+= 1
+            if lookup.isSuperseded(seq) {
+                stats.superseded &+= 1
+                continue
+            }
             switch lookup.presence(of: seq, now: now) {
             case .missing:
                 stats.missing &+= 1

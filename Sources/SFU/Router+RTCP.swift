@@ -112,6 +112,11 @@ extension Router {
             return
         }
         subscription.keyframeRequestsReceived += 1
+        requestKeyframe(for: subscription)
+    }
+
+    /// A keyframe of the layer `subscription` is on (or waits for), from its publisher.
+    func requestKeyframe(for subscription: Subscription) {
         let track = subscription.track
         guard track.kind == .video, let slot = subscription.slot else { return }
         let layer = slot.waitingForKeyframe || slot.currentLayer == nil ? slot.targetLayer : (slot.currentLayer ?? slot.targetLayer)
@@ -128,6 +133,7 @@ extension Router {
         evaluateSpeakers(now: now)
         evaluateLayers(now: now)         // bandwidth: what each subscriber wants
         followArrivingLayers(now: now)   // liveness: never a layer that is not arriving
+        requestKeyframesForUnrepairableLoss()
         return collectRTCP(now: now, ntp: ntp, includeReports: true)
     }
 

@@ -17,6 +17,8 @@ public final class Router {
     var inbound: [UInt64: InboundRoute] = [:]
     /// Streams with a keyframe request waiting for its throttle window.
     var pendingKeyframeStreams: [(publisher: ParticipantID, stream: InboundStream)] = []
+    /// Subscriptions flagged `keyframeForUnrepairableLoss` since the last tick.
+    var unrepairableLossSubscriptions = 0
     var ssrcs: SSRCGenerator
     /// Resends decided by subscribers' NACKs, drained by `takeRetransmissions`.
     /// Reserved like the scratch below, and drained keeping its capacity.

@@ -194,6 +194,9 @@ final class Subscription {
     /// store's 1 s age bound.
     static let extensionHistoryCount = 4
     var keyframeRequestsReceived: UInt64 = 0
+    var keyframesForUnrepairableLoss: UInt64 = 0
+    /// A NACK named a packet no longer held: a keyframe is asked for at the next tick.
+    var keyframeForUnrepairableLoss = false
     var remoteReport: RTCPReportBlock?
     var rtt: Int64?
     /// Bandwidth-driven layer choice (video only; see Router+Bandwidth.swift).

@@ -55,6 +55,8 @@ public struct SubscriptionStats: Equatable, Sendable {
     public var droppedUnnegotiated: UInt64
     public var nackedPackets: UInt64
     public var keyframeRequestsReceived: UInt64
+    /// NACKs naming packets no longer held, answered with a keyframe request instead.
+    public var keyframesForUnrepairableLoss: UInt64 = 0
     /// The subscriber's last report block about this stream (its downlink loss and jitter).
     public var remoteFractionLost: UInt8?
     public var remoteCumulativeLost: Int32?
@@ -125,6 +127,7 @@ extension Router {
             droppedOtherLayer: slot.droppedOtherLayer, droppedLate: slot.droppedLate,
             negotiated: slot.negotiated, droppedUnnegotiated: slot.droppedUnnegotiated,
             nackedPackets: subscription.nackedPackets, keyframeRequestsReceived: subscription.keyframeRequestsReceived,
+            keyframesForUnrepairableLoss: subscription.keyframesForUnrepairableLoss,
             remoteFractionLost: subscription.remoteReport?.fractionLost,
             remoteCumulativeLost: subscription.remoteReport?.cumulativeLost,
             remoteJitter: subscription.remoteReport?.jitter, rtt: subscription.rtt)

@@ -121,6 +121,8 @@ final class NackResponderRouterTests: XCTestCase {
         XCTAssertEqual(router.participantStats(bob)?.unknownFeedbackSSRC, 1)
     }
 
+    /// Each layer's packets are resent as they were sent while the subscriber is on that
+    /// layer; once it has switched, the old layer's are superseded (its keyframe replaced them).
     func testNACKAfterLayerSwitchReturnsPacketsAsSentOnEachLayer() throws {
         let router = makeRouter()
         try router.join(alice, room: room, description: receiver("a"), now: 0)
@@ -136,6 +138,14 @@ final class NackResponderRouterTests: XCTestCase {
             sent += try forward(router, rtpPacket(ssrc: 0x30, seq: 65530 &+ UInt16(index), ts: 900_000 + UInt32(index) * 900, pt: 96, payload: payload), now: now)
             XCTAssertEqual(try forward(router, rtpPacket(ssrc: 0x10, seq: 200 + UInt16(index), ts: 5_000 + UInt32(index) * 900, pt: 96, payload: vp8Delta), now: now).count, 0)
         }
+        // On the high layer: its packets come back as sent.
+        let highNumbers = try sent.map { try parseReceived($0, subscriber: bob).seq }
+        try nack(router, ssrc: info.ssrc, highNumbers, now: now + 5_000)
+        let resentHigh = try drain(router, now: now + 5_000)
+        XCTAssertEqual(resentHigh.count, 6)
+        for (index, bytes) in resentHigh.enumerated() {
+            XCTAssertEqual(try parseReceived(try unwrapRTX(bytes, mediaSSRC: info.ssrc), subscriber: bob), try asResent(sent[index]), "high layer packet \(index)")
+        }
         try router.setTargetLayer(subscriber: bob, publisher: alice, track: TrackID("cam"), layer: 0)
         for index in 6..<10 {
             now += 10_000
@@ -146,14 +156,51 @@ final class NackResponderRouterTests: XCTestCase {
         XCTAssertEqual(sent.count, 10)
         let numbers = try sent.map { try parseReceived($0, subscriber: bob).seq }
         XCTAssertEqual(numbers.map { $0 &- numbers[0] }, Array(0..<10), "continuous output across the switch and the wrap")
-        // NACK every packet, old layer's and new layer's, after the switch.
+        // NACK every packet, old layer's and new layer's, after the switch: only the low
+        // layer's are resent.
         try nack(router, ssrc: info.ssrc, numbers, now: now + 20_000)
         let resent = try drain(router, now: now + 20_000)
-        XCTAssertEqual(resent.count, 10)
+        XCTAssertEqual(resent.count, 4)
         for (index, bytes) in resent.enumerated() {
             let original = try unwrapRTX(bytes, mediaSSRC: info.ssrc)
-            XCTAssertEqual(try parseReceived(original, subscriber: bob), try asResent(sent[index]), "packet \(index) (layer \(index < 6 ? 1 : 0))")
+            XCTAssertEqual(try parseReceived(original, subscriber: bob), try asResent(sent[6 + index]), "low layer packet \(index)")
         }
+        let stats = try XCTUnwrap(router.retransmissionStats(subscriber: bob, ssrc: info.ssrc))
+        XCTAssertEqual(stats, NackResponderStats(requested: 16, resent: 10, superseded: 6))
+    }
+
+    /// A NACK for a packet the store no longer holds (older than its 1 s age bound: a deep
+    /// bottleneck queue delays the loss's discovery that long) cannot be repaired by a
+    /// resend: the SFU asks the publisher for a keyframe of the subscriber's layer at once
+    /// instead of leaving the picture frozen until the subscriber's own 3 s timeout.
+    func testUnrepairableNACKAsksForAKeyframeOfTheSubscribersLayer() throws {
+        let router = makeRouter()
+        try router.join(alice, room: room, description: receiver("a"), now: 0)
+        try router.join(bob, room: room, description: rtxReceiver("b"), now: 0)
+        try router.publish(alice, track: videoTrack("cam", layers: [StreamDescription(ssrc: 0x10), StreamDescription(ssrc: 0x30)]), now: 0)
+        let info = try XCTUnwrap(router.subscriptions(of: bob).first)
+        _ = router.tick(now: 0, ntp: NTPTime(raw: 0))   // the join's own keyframe request
+        var numbers: [UInt16] = []
+        for index in 0..<5 {
+            let out = try forward(router, rtpPacket(ssrc: 0x30, seq: 100 + UInt16(index), ts: UInt32(index) * 3_000, pt: 96,
+                                                    payload: index == 0 ? vp8Keyframe : vp8Delta), now: 2_000_000 + Int64(index) * 33_000)
+            numbers += try out.map { try parseReceived($0, subscriber: bob).seq }
+        }
+        XCTAssertEqual(numbers.count, 5)
+        // Within the age bound: resent, no keyframe.
+        let fresh = try rtcp(router, from: bob, [.nack(RTCPGenericNACK(senderSSRC: 1, mediaSSRC: info.ssrc, sequenceNumbers: [numbers[4]]))], now: 2_500_000)
+        XCTAssertEqual(try drain(router, now: 2_500_000).count, 1)
+        XCTAssertEqual(keyframeRequests(fresh).count, 0)
+        // 1.2 s after it was sent: expired — a PLI for layer 1 (SSRC 0x30) goes to alice.
+        let stale = try rtcp(router, from: bob, [.nack(RTCPGenericNACK(senderSSRC: 1, mediaSSRC: info.ssrc, sequenceNumbers: [numbers[1]]))], now: 3_233_000)
+        XCTAssertEqual(try drain(router, now: 3_233_000).count, 0)
+        let asked = keyframeRequests(stale) + keyframeRequests(router.tick(now: 3_233_000, ntp: NTPTime(raw: 0)))
+        XCTAssertEqual(asked.map(\.0), [alice])
+        XCTAssertEqual(asked.map(\.1), [0x30])
+        let stats = try XCTUnwrap(router.subscriptionStats(subscriber: bob, publisher: alice, track: TrackID("cam")))
+        XCTAssertEqual(stats.keyframesForUnrepairableLoss, 1)
+        XCTAssertEqual(stats.keyframeRequestsReceived, 0, "not counted as the subscriber's own PLI")
+        XCTAssertEqual(router.retransmissionStats(subscriber: bob, ssrc: info.ssrc), NackResponderStats(requested: 2, resent: 1, expired: 1))
     }
 
     func testResendsAcrossTheWrapFromManyStartingPoints() throws {
