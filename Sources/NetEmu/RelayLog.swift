@@ -42,6 +42,8 @@ public struct RTPTag: Sendable, Equatable {
     public let ssrc: UInt32
     public let sequence: UInt16
     public let payloadType: UInt8
+    public let timestamp: UInt32
+    public let marker: Bool
 
     /// Recognises RTP by RFC 7983 §7 (first byte 128–191) and RFC 5761 §4 (payload type not in
     /// 64–95, which is RTCP's range); nil for STUN, DTLS, RTCP and anything shorter than a
@@ -51,7 +53,9 @@ public struct RTPTag: Sendable, Equatable {
         let pt = bytes[1] & 0x7F
         guard !(64...95).contains(pt) else { return nil }
         payloadType = pt
+        marker = bytes[1] & 0x80 != 0
         sequence = UInt16(bytes[2]) << 8 | UInt16(bytes[3])
+        timestamp = bytes[4..<8].reduce(0) { $0 << 8 | UInt32($1) }
         ssrc = bytes[8..<12].reduce(0) { $0 << 8 | UInt32($1) }
     }
 }

@@ -268,10 +268,13 @@ final class BrowserSimulcastCapTests: BrowserSimulcastCase {
                          page: bob, stream: aliceKey, minHeight: highHeight, minTopLayerBps: 1_000_000)
 
         // Cap server → bob.
+        try startFrameLog(bob, stream: aliceKey)
         var fArriving = LayerProgress(rid: "f")
         var watch = FreezeWatch(start: try XCTUnwrap(try inbound(bob)[aliceKey]), now: Date())
         try relay.setImpairment(direction: .downlink, Impairment(rate: RateCap(bitsPerSecond: Self.capBitsPerSecond)))
         let capped = Date()
+        let capOrigin = pageClock(bob)
+        defer { print(frameLogReport(bob, origin: capOrigin)) }
         let cappedNs = ImpairmentRelay.monotonicNowNs() - relay.createdAtNs
         defer { print(relayTrace(relay, from: cappedNs, seconds: 3) + "\n" + pollTrace.joined(separator: "\n")) }
         traceDownlink(try metrics(alice), since: start, "capped")
@@ -306,6 +309,8 @@ final class BrowserSimulcastCapTests: BrowserSimulcastCase {
         // Lift the cap: bob recovers the high layer.
         try relay.setImpairment(direction: .downlink, .none)
         let lifted = Date()
+        let liftedNs = ImpairmentRelay.monotonicNowNs() - relay.createdAtNs
+        defer { print(relayPackets(relay, from: liftedNs - 300_000_000, seconds: 6)) }
         traceDownlink(try metrics(alice), since: start, "lifted")
         var upAt: Double?
         while Date().timeIntervalSince(lifted) < Self.recoveryWithin + 2 {

@@ -124,6 +124,8 @@ final class ImpairmentPipelineTests: XCTestCase {
         XCTAssertEqual(RTPTag(datagram: rtp)?.sequence, 0x1234)
         XCTAssertEqual(RTPTag(datagram: rtp)?.ssrc, 0xCAFE_BABE)
         XCTAssertEqual(RTPTag(datagram: rtp)?.payloadType, 96)
+        XCTAssertEqual(RTPTag(datagram: rtp)?.marker, true, "0xE0: marker bit and payload type 96")
+        XCTAssertEqual(RTPTag(datagram: rtp)?.timestamp, 1)
         XCTAssertNil(RTPTag(datagram: [0x80, 200] + [UInt8](repeating: 0, count: 26)), "RTCP SR")
         XCTAssertNil(RTPTag(datagram: [22, 0xFE, 0xFD] + [UInt8](repeating: 0, count: 20)), "DTLS")
         XCTAssertNil(RTPTag(datagram: [0x80, 96, 0, 1]), "too short")
