@@ -100,6 +100,12 @@ extension SwitchboardServer {
             "# HELP switchboard_sfu_subscriber_max_height Height a subscriber renders a video track at, device pixels (0: not given).",
             "# TYPE switchboard_sfu_subscriber_max_height gauge",
         ]
+        // Info-style series (value 1): why the subscriber's target layer last changed
+        // (`LayerSelector.Reason`: bandwidthDecreased, layerInactive, falseAlarm, …).
+        var reasons = [
+            "# HELP switchboard_sfu_subscriber_layer_reason Why a subscriber's target layer last changed (label reason; value 1).",
+            "# TYPE switchboard_sfu_subscriber_layer_reason gauge",
+        ]
         for worker in sfu.stats().workers {
             // Router participant ids are per worker: map them to members within the worker.
             let memberOf = Dictionary(worker.members.compactMap { member in member.downlink.map { ($0.participant, member.member) } },
@@ -111,10 +117,13 @@ extension SwitchboardServer {
                     maxLayer.append("switchboard_sfu_subscriber_max_layer{\(labels)} \(video.maxLayer ?? -1)")
                     maxWidth.append("switchboard_sfu_subscriber_max_width{\(labels)} \(video.maxWidth ?? 0)")
                     maxHeight.append("switchboard_sfu_subscriber_max_height{\(labels)} \(video.maxHeight ?? 0)")
+                    if let reason = video.lastReason {
+                        reasons.append("switchboard_sfu_subscriber_layer_reason{\(labels),reason=\"\(Self.labelValue(reason))\"} 1")
+                    }
                 }
             }
         }
-        return maxLayer + maxWidth + maxHeight
+        return maxLayer + maxWidth + maxHeight + reasons
     }
 
     /// Prometheus label value escaping (exposition format 0.0.4): backslash, quote, newline.

@@ -94,4 +94,11 @@ extension BrowserSimulcastCapTests {
         }
         return lines.joined(separator: "\n")
     }
+
+    /// Why `subscriber`'s target layer of `publisher`'s video last changed
+    /// (`switchboard_sfu_subscriber_layer_reason`), "-" when not reported.
+    func layerReason(_ samples: [Sample], publisher: String, subscriber: String) -> String {
+        samples.first { $0.name == "switchboard_sfu_subscriber_layer_reason" && $0.labels["publisher"] == publisher
+            && $0.labels["subscriber"] == subscriber }?.labels["reason"] ?? "-"
+    }
 }

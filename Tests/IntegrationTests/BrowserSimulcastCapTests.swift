@@ -294,7 +294,8 @@ final class BrowserSimulcastCapTests: BrowserSimulcastCase {
             }
             let fGrew = fArriving.update(samples, self, publisher: aliceKey)
             if let carolLayer = sfuSubscriberLayer(samples, publisher: aliceKey, subscriber: carolKey), carolLayer.current != 2, fGrew {
-                carolLeftHigh.append(String(format: "%.1f s: layer %d", Date().timeIntervalSince(capped), carolLayer.current))
+                carolLeftHigh.append(String(format: "%.1f s: layer %d (%@)", Date().timeIntervalSince(capped), carolLayer.current,
+                                            layerReason(samples, publisher: aliceKey, subscriber: carolKey)))
             }
             if downAt == nil, bobLayer?.current == 0, bobVideo.height <= lowHeight {
                 downAt = Date().timeIntervalSince(capped)
@@ -321,7 +322,8 @@ final class BrowserSimulcastCapTests: BrowserSimulcastCase {
             watch.observe(bobVideo, now: Date())
             let fGrew = fArriving.update(samples, self, publisher: aliceKey)
             if let carolLayer = sfuSubscriberLayer(samples, publisher: aliceKey, subscriber: carolKey), carolLayer.current != 2, fGrew {
-                carolLeftHigh.append(String(format: "+%.1f s after lifting: layer %d", Date().timeIntervalSince(lifted), carolLayer.current))
+                carolLeftHigh.append(String(format: "+%.1f s after lifting: layer %d (%@)", Date().timeIntervalSince(lifted), carolLayer.current,
+                                            layerReason(samples, publisher: aliceKey, subscriber: carolKey)))
             }
             if sfuSubscriberLayer(samples, publisher: aliceKey, subscriber: bobKey)?.current == 2, bobVideo.height >= highHeight {
                 upAt = Date().timeIntervalSince(lifted)

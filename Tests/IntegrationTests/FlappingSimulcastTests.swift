@@ -165,5 +165,15 @@ final class FlappingSimulcastTests: ImpairedRoomCase {
             // Back on the top layer once the link stays up.
             XCTAssertEqual(trace.last?.current, 2, "\(subscriber.key) ends on the top layer: \(forwarded)")
         }
+        // Why each subscriber's target last changed (an info series beside the layer gauges):
+        // the top layer arriving steadily again, not its bandwidth.
+        let metrics = try httpGet(server, "/metrics")
+        for subscriber in subscribers {
+            let line = metrics.split(separator: "\n").first {
+                $0.hasPrefix("switchboard_sfu_subscriber_layer_reason{publisher=\"\(alice.key)\"") && $0.contains("subscriber=\"\(subscriber.key)\"")
+            }
+            print("\(subscriber.key): \(line ?? "no layer reason")")
+            XCTAssertEqual(line.map { $0.contains("reason=\"layerResumed\"} 1") }, true, "\(subscriber.key): \(String(describing: line))")
+        }
     }
 }

@@ -75,6 +75,10 @@ final class RoomPreferencesTests: RoomPeerCase {
         let after = bob.videoStream(from: alice.key)?.packets ?? 0
         XCTAssertGreaterThan(after - before, 10, "video from alice stopped under a cap at its only layer")
         print("bob received \(after - before) video packets from alice in 1 s under the cap")
+        // A single-layer track's target never changed: no reason series for it
+        // (FlappingSimulcastTests reads one that did).
+        let metrics = String(decoding: try http(server, "GET", "/metrics").body, as: UTF8.self)
+        XCTAssertFalse(metrics.contains("switchboard_sfu_subscriber_layer_reason{publisher=\"\(alice.key)\""), "no layer change, no reason")
     }
 
     // MARK: Helpers
