@@ -26,6 +26,10 @@ public struct Forward: Equatable, Sendable {
     public let timestamp: UInt32
     public let payloadType: UInt8
     public let extensions: ExtensionRewrite
+    /// VP8: add these to the descriptor's PictureID and TL0PICIDX (`VP8PictureFields`).
+    public var rewritesVP8 = false
+    public var vp8PictureIDDelta: UInt16 = 0
+    public var vp8TL0Delta: UInt8 = 0
 }
 
 /// Caller-owned, fixed-capacity output of `Router.handleRTP`. Reused across packets: storage
@@ -153,8 +157,9 @@ extension Forward {
             }
         }
         if tailCount > 0 {
-            UnsafeMutableRawBufferPointer(rebasing: output[offset..<(offset + tailCount)])
-                .copyMemory(from: UnsafeRawBufferPointer(rebasing: input[tailStart...]))
+            let tail = UnsafeMutableRawBufferPointer(rebasing: output[offset..<(offset + tailCount)])
+            tail.copyMemory(from: UnsafeRawBufferPointer(rebasing: input[tailStart...]))
+            if rewritesVP8 { VP8PictureFields.rewrite(tail, pictureIDDelta: vp8PictureIDDelta, tl0Delta: vp8TL0Delta) }
         }
         return offset + tailCount
     }
@@ -223,8 +228,9 @@ extension Forward {
             output[0] = input[0] | 0x10
         }
         if tailCount > 0 {
-            UnsafeMutableRawBufferPointer(rebasing: output[offset..<(offset + tailCount)])
-                .copyMemory(from: UnsafeRawBufferPointer(rebasing: input[tailStart...]))
+            let tail = UnsafeMutableRawBufferPointer(rebasing: output[offset..<(offset + tailCount)])
+            tail.copyMemory(from: UnsafeRawBufferPointer(rebasing: input[tailStart...]))
+            if rewritesVP8 { VP8PictureFields.rewrite(tail, pictureIDDelta: vp8PictureIDDelta, tl0Delta: vp8TL0Delta) }
         }
         return offset + tailCount
     }

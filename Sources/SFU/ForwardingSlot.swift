@@ -16,6 +16,8 @@ struct PacketFacts {
     /// The stream's `SenderClock.referenceOffset` (nil before the publisher's first SR):
     /// timestamp + this = capture time on a timeline all layers of the track share.
     var referenceOffset: UInt32? = nil
+    /// The VP8 descriptor's PictureID / TL0PICIDX (nil: not VP8, or no PictureID).
+    var vp8: VP8PictureFields? = nil
 }
 
 /// Everything a subscription touches per packet, as one plain value. Stored contiguously
@@ -62,6 +64,8 @@ struct ForwardingSlot {
     var lastOutputTimestamp: UInt32 = 0
     /// `PacketFacts.referenceOffset` of the last forwarded packet.
     var lastReferenceOffset: UInt32?
+    /// VP8 PictureID / TL0PICIDX continuity across source switches.
+    var vp8 = VP8PictureRewriter()
     var packetsSent: UInt32 = 0
     var octetsSent: UInt32 = 0
     var bytesSent: UInt64 = 0
@@ -118,6 +122,7 @@ struct ForwardingSlot {
             if let last = lastForwardAt {
                 gap = switchGap(to: packet, lastForwardAt: last)
             }
+            if let fields = packet.vp8 { vp8.startSource(fields) }
         }
         guard let sequenceNumber = sequence.rewrite(packet.sequenceNumber, source: sequenceEpoch) else {
             droppedLate += 1
@@ -128,16 +133,19 @@ struct ForwardingSlot {
         lastInputTimestamp = packet.timestamp
         lastOutputTimestamp = timestamp
         lastReferenceOffset = packet.referenceOffset
+        if let fields = packet.vp8 { vp8.sent(fields) }
         packetsSent &+= 1
         octetsSent &+= packet.payloadOctets
         bytesSent &+= UInt64(packet.length)
         sent.record(SentPacket(
             outgoing: sequenceNumber, source: packet.sequenceNumber, timestampOffset: timestamp &- packet.timestamp,
             sentAt: UInt32(truncatingIfNeeded: packet.now), resentAt: 0, layer: UInt8(truncatingIfNeeded: packet.layer),
-            payloadType: mapped & 0x7F, resends: 0, extensionsVersion: extensionsVersion))
+            payloadType: mapped & 0x7F, resends: 0, extensionsVersion: extensionsVersion,
+            rewritesVP8: packet.vp8 != nil, vp8TL0Delta: vp8.tl0Delta, vp8PictureIDDelta: vp8.pictureIDDelta))
         return Forward(
             subscriber: subscriber, ssrc: outgoingSSRC, sequenceNumber: sequenceNumber,
-            timestamp: timestamp, payloadType: mapped & 0x7F, extensions: extensions)
+            timestamp: timestamp, payloadType: mapped & 0x7F, extensions: extensions,
+            rewritesVP8: packet.vp8 != nil, vp8PictureIDDelta: vp8.pictureIDDelta, vp8TL0Delta: vp8.tl0Delta)
     }
 
     /// How far past the highest output timestamp the first packet of a new source (another

@@ -58,7 +58,8 @@ struct SubscriptionRetransmissions: RetransmissionLookup {
             let original = try RTPPacketView(packet)
             let forward = Forward(
                 subscriber: subscriber, ssrc: ssrc, sequenceNumber: seq, timestamp: original.timestamp &+ entry.timestampOffset,
-                payloadType: entry.payloadType, extensions: rewrite)
+                payloadType: entry.payloadType, extensions: rewrite,
+                rewritesVP8: entry.rewritesVP8, vp8PictureIDDelta: entry.vp8PictureIDDelta, vp8TL0Delta: entry.vp8TL0Delta)
             return try NackResponder.write(retransmission, original: original, forward: forward,
                                            transportSequenceNumber: transportSequenceNumber, scratch: scratch, into: output)
         }

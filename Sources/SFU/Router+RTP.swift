@@ -105,7 +105,8 @@ extension Router {
             codecIndex: payload.codecIndex, clockRate: payload.clockRate,
             canSwitch: isKeyframe || payload.detector == .none,
             payloadOctets: UInt32(truncatingIfNeeded: view.payloadRange.count), length: view.buffer.count, now: now,
-            referenceOffset: stream.referenceOffset)
+            referenceOffset: stream.referenceOffset,
+            vp8: payload.detector == .vp8 ? VP8PictureFields(payload: view.payload) : nil)
         // One exclusive access to all subscribers' hot state.
         track.slots.withUnsafeMutableBufferPointer { slots in
             for index in slots.indices {

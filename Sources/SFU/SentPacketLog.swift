@@ -4,7 +4,7 @@ import RTP
 /// original in its publisher stream's `RetransmissionCache` and to rewrite it exactly as the
 /// forward path did (`Forward`: SSRC = the subscription's, sequence number = the key,
 /// timestamp = original + `timestampOffset`, `payloadType`, extension rewrite version).
-/// 20 bytes.
+/// 24 bytes.
 public struct SentPacket: Equatable, Sendable {
     /// Outgoing (subscriber-side) sequence number: the key this slot answers for.
     public var outgoing: UInt16
@@ -24,6 +24,10 @@ public struct SentPacket: Equatable, Sendable {
     public var resends: UInt8
     /// `ForwardingSlot.extensionsVersion` when sent (`Subscription.extensionHistory`).
     public var extensionsVersion: UInt8
+    /// The VP8 PictureID / TL0PICIDX rewrite it was sent with (`VP8PictureRewriter`).
+    public var rewritesVP8 = false
+    public var vp8TL0Delta: UInt8 = 0
+    public var vp8PictureIDDelta: UInt16 = 0
 }
 
 /// The per-subscription side of downlink repair: a power-of-two ring of `SentPacket` indexed

@@ -68,7 +68,7 @@ final class NackResponderRouterTests: XCTestCase {
         try router.join(bob, room: room, description: rtxReceiver("b"), now: 0)
         try router.publish(alice, track: videoTrack("cam", layers: [StreamDescription(ssrc: 0x51)]), now: 0)
         let info = try XCTUnwrap(router.subscriptions(of: bob).first)
-        XCTAssertEqual(router.retransmissionMemory(subscriber: bob, ssrc: info.ssrc), SentPacketLog.videoCapacity * 20)
+        XCTAssertEqual(router.retransmissionMemory(subscriber: bob, ssrc: info.ssrc), SentPacketLog.videoCapacity * 24)
 
         var sent: [[UInt8]] = []
         sent += try forward(router, rtpPacket(ssrc: 0x51, seq: 1000, ts: 0, pt: 96, payload: vp8Keyframe), now: 10_000)

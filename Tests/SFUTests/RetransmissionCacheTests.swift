@@ -39,8 +39,8 @@ final class RetransmissionCacheTests: XCTestCase {
         let simulcast = (0...2).reduce(0) { $0 + RetransmissionCache(config: .forLayer($1, highestLayer: 2, kind: .video)).memoryFootprint }
         let videoLog = SentPacketStorage.forKind(.video).memoryFootprint
         let audioLog = SentPacketStorage.forKind(.audio).memoryFootprint
-        XCTAssertEqual(videoLog, 256 * 20)
-        XCTAssertEqual(audioLog, 64 * 20)
+        XCTAssertEqual(videoLog, 256 * 24)
+        XCTAssertEqual(audioLog, 64 * 24)
         print("""
             Retransmission memory: per publisher stream video \(video.memoryFootprint) B (3-layer simulcast \(simulcast) B), \
             audio \(audio.memoryFootprint) B; per subscription video \(videoLog) B, audio \(audioLog) B
