@@ -276,7 +276,7 @@ final class BrowserSimulcastCapTests: BrowserSimulcastCase {
         let capOrigin = pageClock(bob)
         defer { print(frameLogReport(bob, origin: capOrigin)) }
         let cappedNs = ImpairmentRelay.monotonicNowNs() - relay.createdAtNs
-        defer { print(relayTrace(relay, from: cappedNs, seconds: 3) + "\n" + pollTrace.joined(separator: "\n")) }
+        defer { print(relayTrace(relay, from: cappedNs, seconds: 3) + "\n" + pollTrace.joined(separator: "\n") + "\n" + carolTrace.joined(separator: "\n")) }
         traceDownlink(try metrics(alice), since: start, "capped")
         var downAt: Double?
         var carolLeftHigh: [String] = []
@@ -293,6 +293,7 @@ final class BrowserSimulcastCapTests: BrowserSimulcastCase {
                                         bobVideo.framesDecoded, bobVideo.height, bobVideo.freezeCount, bobVideo.totalFreezesDuration))
             }
             let fGrew = fArriving.update(samples, self, publisher: aliceKey)
+            noteCarol(samples, since: capped, publisher: aliceKey, subscriber: carolKey)
             if let carolLayer = sfuSubscriberLayer(samples, publisher: aliceKey, subscriber: carolKey), carolLayer.current != 2, fGrew {
                 carolLeftHigh.append(String(format: "%.1f s: layer %d (%@)", Date().timeIntervalSince(capped), carolLayer.current,
                                             layerReason(samples, publisher: aliceKey, subscriber: carolKey)))
@@ -321,6 +322,7 @@ final class BrowserSimulcastCapTests: BrowserSimulcastCase {
             let bobVideo = try XCTUnwrap(try inbound(bob)[aliceKey])
             watch.observe(bobVideo, now: Date())
             let fGrew = fArriving.update(samples, self, publisher: aliceKey)
+            noteCarol(samples, since: capped, publisher: aliceKey, subscriber: carolKey)
             if let carolLayer = sfuSubscriberLayer(samples, publisher: aliceKey, subscriber: carolKey), carolLayer.current != 2, fGrew {
                 carolLeftHigh.append(String(format: "+%.1f s after lifting: layer %d (%@)", Date().timeIntervalSince(lifted), carolLayer.current,
                                             layerReason(samples, publisher: aliceKey, subscriber: carolKey)))
@@ -343,6 +345,19 @@ final class BrowserSimulcastCapTests: BrowserSimulcastCase {
 
     /// Bob's downlink state once a second, printed at the end (why a switch came or did not).
     var trace: [String] = []
+    /// Every change of carol's (current, target, reason) for alice's video, with the time
+    /// since the cap: why an uncapped subscriber left the top layer.
+    var carolTrace: [String] = []
+    private var carolLast = ""
+
+    func noteCarol(_ samples: [Sample], since capped: Date, publisher: String, subscriber: String) {
+        let layer = sfuSubscriberLayer(samples, publisher: publisher, subscriber: subscriber)
+        let state = "\(layer.map { "\($0.current)→\($0.target)" } ?? "-") (\(layerReason(samples, publisher: publisher, subscriber: subscriber)))"
+        guard state != carolLast else { return }
+        carolLast = state
+        let arriving = sfuVideoLayers(samples, publisher: publisher).sorted { $0.key < $1.key }.map { "\($0.key):\(Int($0.value.packets))" }.joined(separator: " ")
+        carolTrace.append(String(format: "%+.2f s: carol %@, alice's layers at the SFU (packets) %@", Date().timeIntervalSince(capped), state, arriving))
+    }
     /// Every poll of the first 4 s of the cap: the SFU's layer for bob and bob's decoding.
     var pollTrace: [String] = []
 
