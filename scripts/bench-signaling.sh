@@ -34,4 +34,4 @@ done
 "$BIN" bench signaling --url "ws://127.0.0.1:$PORT/v1/ws" --secret-file ./data/token-secret \
   --idle "$IDLE" "${IDLE_FLAGS[@]}" --pairs "$PAIRS" --callee-devices 3 --duration "$DUR" --warmup 3 --server-pid "$SPID" > "$OUT/$LABEL.txt" 2>&1
 echo "== $LABEL (load $(cut -d' ' -f1-3 /proc/loadavg))" >> "$OUT/$LABEL.txt"
-grep -E "idle|setups/s|CPU|waiting|load|command→result|candidate relay|errors|memory" "$OUT/$LABEL.txt"
+grep -E "idle|setups/s|CPU|waiting|load|command→result|candidate relay|errors|memory|pair client" "$OUT/$LABEL.txt"
