@@ -67,6 +67,12 @@ final class LeanSocketLoop {
         }
         // Unretained: shutdown() (or deinit) destroys the source before the loop goes away.
         g_source_set_callback(s, unsafeBitCast(fn, to: GSourceFunc.self), Unmanaged.passUnretained(self).toOpaque(), nil)
+        // Can recurse: GLib 2.74's g_main_dispatch otherwise "blocks" the source around every
+        // dispatch, removing and re-adding its poll fd, and each of those signals the
+        // context's wakeup eventfd (a write(2), then an empty extra iteration per wake-up;
+        // docs/benchmarks.md "Benchmark CPU per setup"). Nothing in pass() iterates the
+        // context, so the recursion this permits never happens.
+        g_source_set_can_recurse(s, 1)
         g_source_attach(s, context)
         source = s
     }
