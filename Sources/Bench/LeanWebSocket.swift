@@ -14,9 +14,11 @@ import IO
 ///
 /// Loop thread only. A connection keeps itself alive (in its loop's table) until closed.
 final class LeanWebSocket: PairSocket {
-    /// 10 s from `connect` to the 101: the libsoup client's session timeout is longer, but a
-    /// loopback upgrade that takes 10 s is a failure worth counting.
-    static let handshakeTimeoutMs: Int64 = 10_000
+    /// 60 s from `connect` to the 101: the libsoup client has no handshake timeout (its
+    /// session's timeout is 0) and the run bounds the pair connect phase itself (30 s +
+    /// devices ÷ connect rate), so this only keeps a socket from hanging forever. (10 s made
+    /// 38 pair devices fail at load 27–33 where the libsoup client would have waited.)
+    static let handshakeTimeoutMs: Int64 = 60_000
     /// 2 s for the server to close TCP after the closing handshake (§7.1.1: the server
     /// closes first; a client that waits forever would leak the socket).
     static let closeTimeoutMs: Int64 = 2_000
