@@ -15,7 +15,8 @@ public struct BenchmarkOptions: Equatable, Sendable {
     public var pairs = 200
     /// Pairs per event loop (thread) of the benchmark process (``PairLoops``). 4: 16 sockets
     /// per loop, so a frame's wake-up scans a handful of sockets instead of all 800 of 200
-    /// pairs (docs/benchmarks.md, "Benchmark CPU per setup"); measured below.
+    /// pairs (docs/benchmarks.md, "Benchmark CPU per setup"); measured below. With the lean
+    /// client (epoll, no scan) 25 per loop cost the same per setup ("Lean pair client").
     public var pairsPerLoop = 4
     /// The call pairs' WebSocket client (``PairClient``). Lean: the load generator should
     /// spend the host's CPU as little as it can (docs/benchmarks.md, "Lean pair client").
