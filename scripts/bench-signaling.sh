@@ -10,11 +10,14 @@
 # in the bench process, as before); unset = the bench's default, one child per 1,250 idle (8 for 10,000).
 # PAIRS_PER_LOOP=N (env): pairs per event loop of the bench process (--pairs-per-loop N;
 # unset = the bench's default). Only with a binary that knows the flag.
+# CLIENT=soup|lean (env): the pairs' WebSocket client (--client; unset = the bench's
+# default, lean). Only with a binary that knows the flag.
 set -euo pipefail
 BIN=$(realpath "$1"); LABEL=$2; IDLE=$3; PAIRS=$4; DUR=$5; SHARDS=${6:-1}
 IDLE_FLAGS=()
 [ -n "${IDLE_PROCS:-}" ] && IDLE_FLAGS=(--idle-processes "$IDLE_PROCS")
 [ -n "${PAIRS_PER_LOOP:-}" ] && IDLE_FLAGS+=(--pairs-per-loop "$PAIRS_PER_LOOP")
+[ -n "${CLIENT:-}" ] && IDLE_FLAGS+=(--client "$CLIENT")
 OUT=${OUT:-$PWD/bench-out}
 mkdir -p "$OUT"
 DIR=$(mktemp -d)
@@ -31,4 +34,4 @@ done
 "$BIN" bench signaling --url "ws://127.0.0.1:$PORT/v1/ws" --secret-file ./data/token-secret \
   --idle "$IDLE" "${IDLE_FLAGS[@]}" --pairs "$PAIRS" --callee-devices 3 --duration "$DUR" --warmup 3 --server-pid "$SPID" > "$OUT/$LABEL.txt" 2>&1
 echo "== $LABEL (load $(cut -d' ' -f1-3 /proc/loadavg))" >> "$OUT/$LABEL.txt"
-grep -E "idle|setups/s|CPU|waiting|load|command→result|candidate relay|errors|memory" "$OUT/$LABEL.txt"
+grep -E "idle|setups/s|CPU|waiting|load|command→result|candidate relay|errors|memory|pair client" "$OUT/$LABEL.txt"

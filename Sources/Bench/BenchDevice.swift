@@ -2,14 +2,17 @@ import Foundation
 import IO
 
 /// One synthetic device: a WebSocket to the IM channel, authenticated with `hello`
-/// (docs/protocol.md §3). Lives on one event loop; every method runs on that loop's thread.
+/// (docs/protocol.md §3), through libsoup's `WebSocketClient` or the benchmark's
+/// ``LeanWebSocket`` (``PairTransport``). Lives on one event loop; every method runs on that
+/// loop's thread.
 final class BenchDevice {
     let account: String
     let device: String
     let loop: EventLoop
     let metrics: BenchMetrics
+    let transport: PairTransport
     private let token: String
-    private(set) var socket: WebSocketClient?
+    private(set) var socket: PairSocket?
     /// `welcome` received.
     private(set) var welcomed = false
     /// `caughtUp` received: the backlog of earlier runs is behind us.
@@ -37,7 +40,9 @@ final class BenchDevice {
         done?()
     }
 
-    init(account: String, device: String, token: String, loop: EventLoop, metrics: BenchMetrics) {
+    init(account: String, device: String, token: String, loop: EventLoop, metrics: BenchMetrics,
+         transport: PairTransport = .soup) {
+        self.transport = transport
         self.account = account
         self.device = device
         self.token = token
@@ -47,25 +52,44 @@ final class BenchDevice {
 
     /// Opens the socket and sends `hello`. 64 KiB incoming: the server's default frame limit.
     func connect(url: String) {
-        WebSocketClient.connect(loop: loop, url: url, maxIncomingPayload: 1 << 16) { [self] result in
-            switch result {
-            case .failure(let error):
-                closed = true
-                onConnectFailed?(self, error)
-                handshakeDone()
-            case .success(let client):
-                socket = client
-                client.onText = { [weak self] text in self?.received(text) }
-                client.onClose = { [weak self] code, _ in
-                    guard let self else { return }
-                    closed = true
-                    socket = nil
-                    if !closedByUs { onClose?(self, code) }
-                    handshakeDone()
+        switch transport {
+        case .soup:
+            WebSocketClient.connect(loop: loop, url: url, maxIncomingPayload: Self.maxIncomingPayload) { [self] result in
+                switch result {
+                case .failure(let error): connectFailed(error)
+                case .success(let client): opened(client)
                 }
-                send("{\"v\":1,\"type\":\"hello\",\"token\":\"\(token)\"}")
+            }
+        case .lean(let home):
+            LeanWebSocket.connect(home: home, url: url, maxIncomingPayload: Self.maxIncomingPayload) { [self] result in
+                switch result {
+                case .failure(let error): connectFailed(error.ioError)
+                case .success(let client): opened(client)
+                }
             }
         }
+    }
+
+    /// 64 KiB: the server's default frame limit.
+    static let maxIncomingPayload = 1 << 16
+
+    private func connectFailed(_ error: IOError) {
+        closed = true
+        onConnectFailed?(self, error)
+        handshakeDone()
+    }
+
+    private func opened(_ client: PairSocket) {
+        socket = client
+        client.onText = { [weak self] text in self?.received(text) }
+        client.onClose = { [weak self] code, _ in
+            guard let self else { return }
+            closed = true
+            socket = nil
+            if !closedByUs { onClose?(self, code) }
+            handshakeDone()
+        }
+        send("{\"v\":1,\"type\":\"hello\",\"token\":\"\(token)\"}")
     }
 
     func send(_ text: String) {

@@ -15,8 +15,12 @@ public struct BenchmarkOptions: Equatable, Sendable {
     public var pairs = 200
     /// Pairs per event loop (thread) of the benchmark process (``PairLoops``). 4: 16 sockets
     /// per loop, so a frame's wake-up scans a handful of sockets instead of all 800 of 200
-    /// pairs (docs/benchmarks.md, "Benchmark CPU per setup"); measured below.
+    /// pairs (docs/benchmarks.md, "Benchmark CPU per setup"); measured below. With the lean
+    /// client (epoll, no scan) 25 per loop cost the same per setup ("Lean pair client").
     public var pairsPerLoop = 4
+    /// The call pairs' WebSocket client (``PairClient``). Lean: the load generator should
+    /// spend the host's CPU as little as it can (docs/benchmarks.md, "Lean pair client").
+    public var client = PairClient.lean
     /// Devices per callee account (all ring, one answers). 3: phone + tablet + desktop.
     public var calleeDevices = 3
     /// Measured seconds of call setups.
@@ -73,6 +77,15 @@ public struct BenchmarkOptions: Equatable, Sendable {
     public static let maxDurationSeconds = 3_600.0
 }
 
+/// The call pairs' WebSocket client (`--client`). The idle fleet always uses libsoup.
+public enum PairClient: String, Equatable, Sendable, CaseIterable {
+    /// Sources/IO `WebSocketClient` on the loop's `SoupSession` (GIO streams, GObject signals).
+    case soup
+    /// ``LeanWebSocket``: non-blocking sockets on one epoll set per pair loop, RFC 6455
+    /// client framing in the benchmark (never in the server).
+    case lean
+}
+
 /// Why the flags were refused (exit status 2).
 public enum BenchmarkOptionsError: Error, Equatable, CustomStringConvertible {
     case unknownFlag(String)
@@ -110,6 +123,8 @@ extension BenchmarkOptions {
       --pairs N              concurrent caller/callee pairs (default 200)
       --callee-devices N     devices per callee account, 1-16 (default 3)
       --pairs-per-loop N     pairs per event loop (thread) of this process (default 4)
+      --client soup|lean     the pairs' WebSocket client: lean = epoll + RFC 6455 framing in
+                             the benchmark, soup = libsoup's client (default lean)
       --duration SECONDS     measured time (default 20)
       --warmup SECONDS       unmeasured setups first (default 2)
       --connect-rate N       idle connections opened per second (default 2000)
@@ -145,6 +160,12 @@ extension BenchmarkOptions {
             case "--pairs": options.pairs = try reader.integer(0 ... maxPairs)
             case "--callee-devices": options.calleeDevices = try reader.integer(1 ... maxCalleeDevices)
             case "--pairs-per-loop": options.pairsPerLoop = try reader.integer(1 ... maxPairs)
+            case "--client":
+                let text = try reader.value()
+                guard let client = PairClient(rawValue: text) else {
+                    throw .invalidValue(flag: flag, value: text, expected: "soup or lean")
+                }
+                options.client = client
             case "--duration": options.durationSeconds = try reader.seconds(0.1 ... maxDurationSeconds)
             case "--warmup": options.warmupSeconds = try reader.seconds(0 ... maxDurationSeconds)
             case "--connect-rate": options.connectRate = try reader.integer(1 ... 100_000)

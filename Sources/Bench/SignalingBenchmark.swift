@@ -122,14 +122,23 @@ final class SignalingRun {
 
         // 2. Pair devices: connect, hello, wait for caughtUp (earlier runs' backlog replayed).
         let loops = pairLoops
+        // One epoll set per pair loop for the lean client, made on its loop's thread.
+        let leanLoops: [LeanSocketLoop?] = loops.onEach { [options] k in
+            options.client == .lean ? LeanSocketLoop(loop: loops.loops[k]) : nil
+        }
+        if options.client == .lean, leanLoops.contains(where: { $0 == nil }) {
+            notes.append("lean client: no epoll set on some loops; those pairs use libsoup")
+        }
+        notes.append("pair client: \(options.client.rawValue)")
         let perLoop: [[BenchPair]] = loops.onEach { [self] k in
             let loop = loops.loops[k], metrics = loops.metrics[k]
+            let transport = leanLoops[k].map { PairTransport.lean($0) } ?? .soup
             return PairLoops.pairIndices(loop: k, loops: loops.loops.count, pairs: options.pairs).map { i in
                 let caller = BenchDevice(account: "bench-a-\(i)", device: "d0", token: token(account: "bench-a-\(i)", device: "d0"),
-                                         loop: loop, metrics: metrics)
+                                         loop: loop, metrics: metrics, transport: transport)
                 let callees = (0 ..< options.calleeDevices).map { d in
                     BenchDevice(account: "bench-b-\(i)", device: "d\(d)", token: token(account: "bench-b-\(i)", device: "d\(d)"),
-                                loop: loop, metrics: metrics)
+                                loop: loop, metrics: metrics, transport: transport)
                 }
                 return BenchPair(index: i, caller: caller, callees: callees, metrics: metrics, loop: loop,
                                  runTag: runTag, setupTimeoutMs: Int64(options.setupTimeoutSeconds * 1000))
@@ -211,6 +220,10 @@ final class SignalingRun {
 
         // Everything the loops' callbacks reach stays alive until the sockets are closed.
         withExtendedLifetime((fleet, pairs, devicesPerLoop, pairConnectors)) {}
+        // Lean sockets finish their closing handshakes (the server closes TCP, RFC 6455
+        // §7.1.1; each has its own 2 s bound); whatever is left after 3 s is dropped.
+        _ = loops.wait(seconds: 3) { k in (leanLoops[k]?.openSockets ?? 0) == 0 }
+        _ = loops.onEach { k in leanLoops[k]?.shutdown() }
         let d = (pair1 - pair0) + (idle1 - idle0)
         let merged = loops.merged()
         let m = (merged.latencies, merged.accepted, merged.rejectedByCode, merged.expectedRejections, merged.errors,

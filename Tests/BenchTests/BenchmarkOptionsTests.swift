@@ -33,6 +33,20 @@ final class BenchmarkOptionsTests: XCTestCase {
         XCTAssertEqual(o, expected)
     }
 
+    /// `--client soup|lean` picks the pairs' WebSocket client; lean is the default.
+    func testClientFlag() throws {
+        guard case .run(let d) = try BenchmarkOptions.parse(["--secret", "x"]) else { return XCTFail("expected run") }
+        XCTAssertEqual(d.client, .lean)
+        guard case .run(let s) = try BenchmarkOptions.parse(["--secret", "x", "--client", "soup"]) else { return XCTFail("expected run") }
+        XCTAssertEqual(s.client, .soup)
+        guard case .run(let l) = try BenchmarkOptions.parse(["--secret", "x", "--client=lean"]) else { return XCTFail("expected run") }
+        XCTAssertEqual(l.client, .lean)
+        XCTAssertThrowsError(try BenchmarkOptions.parse(["--secret", "x", "--client", "nio"])) {
+            XCTAssertEqual($0 as? BenchmarkOptionsError, .invalidValue(flag: "--client", value: "nio", expected: "soup or lean"))
+        }
+        XCTAssertTrue(BenchmarkOptions.usage.contains("--client soup|lean"))
+    }
+
     func testHelpWinsOverMissingSecret() throws {
         XCTAssertEqual(try BenchmarkOptions.parse(["--help"]), .help)
         XCTAssertEqual(try BenchmarkOptions.parse(["--idle", "3", "-h"]), .help)

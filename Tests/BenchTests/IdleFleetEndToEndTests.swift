@@ -26,6 +26,8 @@ final class IdleFleetEndToEndTests: XCTestCase {
         options.idleProcesses = 2
         options.pairs = 2
         options.calleeDevices = 2
+        // The libsoup pair client stays covered here (`--client soup`); the other runs use the default, lean.
+        options.client = .soup
         let report = SignalingRun(options: options, secret: BenchServer.secret).run()
 
         XCTAssertEqual(report.idleProcesses, 2)
