@@ -32,6 +32,8 @@ final class ContextCell {
     /// Round stamp of the dispatcher that last queued this cell (dedup within a round).
     var stamp: UInt64 = 0
     private(set) var isRunning = false
+    /// Queued for a refresh at the end of a coalescing scope (``ReadyDispatcher/deferRefresh(_:)``).
+    var refreshQueued = false
     /// The context's own GWakeup eventfd: never ready, because nothing attaches sources to
     /// this context from another thread. Not registered with epoll.
     private var wakeupFD: Int32 = -1
@@ -103,6 +105,13 @@ final class ContextCell {
         g_main_context_dispatch(context)
         g_main_context_pop_thread_default(context)
         isRunning = false
+        refresh()
+    }
+
+    /// ``refresh()`` now, or once at the end of the dispatcher's coalescing scope if one is
+    /// open (``EventLoop/coalescingWebSocketWrites(_:)``).
+    func refreshSoon() {
+        if dispatcher?.deferRefresh(self) == true { return }
         refresh()
     }
 
