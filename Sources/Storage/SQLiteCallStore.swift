@@ -19,7 +19,7 @@ public final class SQLiteCallStore: CallStore, @unchecked Sendable {
 
     public let path: String
     static let journalSizeLimitBytes = 64 * 1024 * 1024
-    static let pageCacheKiB = 8 * 1024
+    static let pageCacheKiB = 32 * 1024
     static let pageSizeBytes = 4096
     /// Recursive: a batch holds it while the steps inside take it again.
     private let lock = NSRecursiveLock()
@@ -57,18 +57,16 @@ public final class SQLiteCallStore: CallStore, @unchecked Sendable {
         // hundreds of steps does (profile: pwrite64 ~18 % of the hub thread). MEMORY keeps
         // sub-journals (and temp tables) in RAM; nothing durable lives there.
         try connection.execute("PRAGMA temp_store = MEMORY")
-        // 8 MiB page cache instead of the default 2 MiB: the outbox and processed-event
+        // 32 MiB page cache instead of the default 2 MiB: the outbox and processed-event
         // indexes outgrow 2 MiB within minutes of load, and every miss is a pread of the WAL.
-        // Not more (it was 32 MiB): SQLite's default page cache scans its whole hash table
-        // and every cached page header at the COMMIT of any transaction whose B-tree
-        // rebalancing renumbered sibling pages, because balance_nonroot parks a page at the
-        // pending-byte page number (262,145 with 4 KiB pages) while it swaps numbers, which
-        // leaves the cache's highest key there, and the commit's truncate to the database size
-        // then takes its "remove many pages" path (pcache1TruncateUnsafe). With random-keyed
-        // inserts (the processed-event key index) nearly every batch rebalances: measured
-        // with a uprobe, every COMMIT scanned 8,192 buckets, 3.5 % of the hub's CPU; 8 MiB
-        // makes that scan a quarter, and the server read no more pages per setup in the same
-        // benchmark (docs/benchmarks.md, "Hub CPU per setup").
+        // Its cost: SQLite's default page cache scans its whole hash table and every cached
+        // page header at the COMMIT of any transaction whose B-tree rebalancing renumbered
+        // sibling pages (balance_nonroot parks a page at the pending-byte page number,
+        // 262,145 with 4 KiB pages, which leaves the cache's highest key there, so the
+        // commit's truncate takes pcache1TruncateUnsafe's "remove many pages" path); with
+        // random-keyed inserts nearly every batch does. 8 MiB made that scan a quarter but
+        // read twice the pages per setup once the database had grown (60 s runs, same CPU
+        // per setup): docs/benchmarks.md, "Hub CPU per setup".
         try connection.execute("PRAGMA cache_size = -\(Self.pageCacheKiB)")
         // No checkpoint inside a commit: the WALCheckpointer thread does them through its own
         // connection, so the writer's thread never waits for a checkpoint's fsync.
