@@ -45,6 +45,11 @@ final class ReadyDispatcher {
         var cells: Int = 0
         /// Connections currently assigned to cells.
         var members: Int = 0
+        /// Re-registrations after a libsoup call that waited for the end of a coalescing
+        /// scope (each cell is then refreshed once per scope).
+        var deferredRefreshes: Int = 0
+        /// Cell re-registrations run (``ContextCell/refresh()``).
+        var refreshes: Int = 0
     }
 
     private let epfd: Int32
@@ -58,6 +63,10 @@ final class ReadyDispatcher {
     private var nextID: UInt64 = 0
     private var round: UInt64 = 0
     private var counters = Stats()
+    /// Depth of ``EventLoop/coalescingWebSocketWrites(_:)`` scopes on this loop.
+    private var coalescingDepth = 0
+    /// Cells whose re-registration waits for the outermost coalescing scope to end.
+    private var deferredRefreshes: [ContextCell] = []
     private var eventBuffer = [UInt32](repeating: 0, count: 256)
     private var dataBuffer = [UInt64](repeating: 0, count: 256)
 
@@ -131,11 +140,41 @@ final class ReadyDispatcher {
         cell.retire()
     }
 
+    // MARK: - Coalesced re-registration
+
+    /// Opens a scope in which ``ContextCell/refreshSoon()`` queues the cell instead of
+    /// re-reading its context at once (see ``EventLoop/coalescingWebSocketWrites(_:)``).
+    func beginCoalescing() { coalescingDepth += 1 }
+
+    /// Closes a scope; the outermost one refreshes every queued cell once.
+    func endCoalescing() {
+        coalescingDepth -= 1
+        guard coalescingDepth == 0, !deferredRefreshes.isEmpty else { return }
+        let cells = deferredRefreshes
+        deferredRefreshes.removeAll(keepingCapacity: true)
+        for cell in cells {
+            cell.refreshQueued = false
+            cell.refresh()
+        }
+    }
+
+    /// Queues `cell` for the end of the current scope; false outside a scope.
+    func deferRefresh(_ cell: ContextCell) -> Bool {
+        guard coalescingDepth > 0 else { return false }
+        if !cell.refreshQueued {
+            cell.refreshQueued = true
+            deferredRefreshes.append(cell)
+        }
+        counters.deferredRefreshes += 1
+        return true
+    }
+
     // MARK: - Registration
 
     /// Makes the epoll registration of `cell` equal `wanted` and schedules its next round
     /// after `timeoutMilliseconds` (0: as soon as the loop comes back, -1: only on I/O).
     func update(_ cell: ContextCell, wanted: [Int32: UInt32], timeoutMilliseconds: Int64) {
+        counters.refreshes += 1
         for (fd, _) in cell.registered where wanted[fd] == nil {
             // A closed fd left epoll by itself; its number may belong to another cell now.
             if fdOwner[fd] === cell {
@@ -257,12 +296,31 @@ extension EventLoop {
         return d
     }
 
+    /// Runs `body` (on the loop thread) so that the WebSocket sends and closes it makes
+    /// re-register each connection context with the loop's epoll once, when the outermost
+    /// scope ends, instead of after every call.
+    ///
+    /// Every libsoup call on a server-side connection is followed by a re-read of its
+    /// context (`g_main_context_prepare` + `query`, and the epoll/timer bookkeeping), in case
+    /// the call made libsoup wait for POLLOUT or add a source; that re-read cost as much as
+    /// 6 % of the signaling server's CPU when the hub sends ~25 frames per call setup
+    /// (docs/benchmarks.md, "Hub CPU per setup"). Inside the scope nothing is polled, so
+    /// registering once at its end loses nothing. Scopes nest; off the loop thread, or on a
+    /// loop without WebSocket connections, `body` just runs.
+    public func coalescingWebSocketWrites<T>(_ body: () throws -> T) rethrows -> T {
+        guard isOnLoopThread, let dispatcher = dispatcherStorage else { return try body() }
+        dispatcher.beginCoalescing()
+        defer { dispatcher.endCoalescing() }
+        return try body()
+    }
+
     /// Counters of the loop's WebSocket dispatcher (tests and diagnostics): rounds run,
     /// epoll_ctl calls, registered fds, contexts and connections. Any thread.
     public var webSocketDispatchStats: WebSocketDispatchStats {
         let s = sync { dispatcherStorage?.stats ?? ReadyDispatcher.Stats() }
         return WebSocketDispatchStats(rounds: s.rounds, epollControls: s.epollControls, wakeups: s.wakeups, writeWaits: s.writeWaits,
-                                      registeredFDs: s.registeredFDs, contexts: s.cells, connections: s.members)
+                                      registeredFDs: s.registeredFDs, contexts: s.cells, connections: s.members,
+                                      refreshes: s.refreshes, deferredRefreshes: s.deferredRefreshes)
     }
 }
 
@@ -282,6 +340,12 @@ public struct WebSocketDispatchStats: Equatable {
     public let contexts: Int
     /// Connections assigned to contexts now.
     public let connections: Int
+    /// Re-registrations of a connection context so far (a context re-read after a round or
+    /// after a libsoup call outside a coalescing scope, or once per scope inside one).
+    public let refreshes: Int
+    /// libsoup calls inside ``EventLoop/coalescingWebSocketWrites(_:)`` whose context
+    /// re-registration was deferred to the end of the scope.
+    public let deferredRefreshes: Int
 }
 
 extension WebSocketConnection {

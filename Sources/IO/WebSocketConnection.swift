@@ -89,11 +89,12 @@ public final class WebSocketConnection: Hashable {
     }
 
     /// Runs a libsoup call with the connection's context as thread-default, then lets the
-    /// dispatcher re-read what the context waits for (e.g. POLLOUT after a blocked write).
+    /// dispatcher re-read what the context waits for (e.g. POLLOUT after a blocked write):
+    /// at once, or at the end of an ``EventLoop/coalescingWebSocketWrites(_:)`` scope.
     private func inCell<T>(_ body: () -> T) -> T {
         guard let cell else { return body() }
         let result = cell.with(body)
-        cell.refresh()
+        cell.refreshSoon()
         return result
     }
 
@@ -190,6 +191,22 @@ public final class WebSocketConnection: Hashable {
         // 0x5411 = SIOCOUTQ (= TIOCOUTQ) on Linux; not exported by Glibc's Swift overlay.
         guard ioctl(socketFD, 0x5411, &pending) == 0 else { return 0 }
         return Int(pending)
+    }
+
+    /// Holds (true) or releases (false) this connection's outgoing TCP segments: Linux
+    /// `TCP_CORK` (tcp(7)). While corked, the frames libsoup writes collect in the socket
+    /// and leave as full segments when uncorked (or after the kernel's 200 ms ceiling), so
+    /// several frames for one peer cross the network stack once instead of once each; the
+    /// signaling server corks a connection only while it sends a batch's several frames to
+    /// it. Returns false where there is no socket to cork (client side, closed, or the
+    /// option refused). Loop thread.
+    @discardableResult
+    public func setCorked(_ corked: Bool) -> Bool {
+        // Not on a detached connection: its fd number may belong to another socket by now.
+        guard socketFD >= 0, conn != nil else { return false }
+        var value: Int32 = corked ? 1 : 0
+        // 3 = TCP_CORK (<netinet/tcp.h>), not exported by Glibc's Swift overlay.
+        return setsockopt(socketFD, Int32(IPPROTO_TCP), 3, &value, socklen_t(MemoryLayout<Int32>.size)) == 0
     }
 
     public func send(text: String) {

@@ -34,6 +34,16 @@ struct BatchCut: Equatable {
     func isFull(frames: Int, startedAt: Int64, now: Int64) -> Bool {
         frames >= 1 && (frames >= maxFrames || now - startedAt >= budgetMicroseconds)
     }
+
+    /// False when ``isFull(frames:startedAt:now:)`` must be false, knowing only the wall
+    /// time elapsed since the batch's work started (µs): a thread's CPU time cannot grow
+    /// faster than the wall clock, so under the budget in wall time it is under it in CPU
+    /// time too. Reading `CLOCK_THREAD_CPUTIME_ID` is a system call (no vDSO path, unlike
+    /// the monotonic clock); read after every frame it was 1 % of the hub's CPU
+    /// (docs/benchmarks.md, "Hub CPU per setup").
+    func mayBeFull(frames: Int, wallElapsed: Int64) -> Bool {
+        frames >= 1 && (frames >= maxFrames || wallElapsed >= budgetMicroseconds)
+    }
 }
 
 extension BatchCut {

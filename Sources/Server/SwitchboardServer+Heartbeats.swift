@@ -30,6 +30,7 @@ extension SwitchboardServer {
 
     /// Answers queued pings, oldest first, for up to ``pingBudget`` of the thread's CPU.
     func answerPings() {
+        let started = EventLoop.monotonicMicroseconds()
         let cpuStarted = BatchCut.threadCPUMicroseconds()
         var taken = 0
         var actions: [HubAction] = []
@@ -37,13 +38,14 @@ extension SwitchboardServer {
             let frame = pendingPings[taken]
             taken += 1
             actions += hub.received(frame.text, on: frame.connection, time: now())
-            if Self.pingBudget.isFull(frames: taken, startedAt: cpuStarted, now: BatchCut.threadCPUMicroseconds()) { break }
+            if Self.pingBudget.mayBeFull(frames: taken, wallElapsed: EventLoop.monotonicMicroseconds() - started),
+               Self.pingBudget.isFull(frames: taken, startedAt: cpuStarted, now: BatchCut.threadCPUMicroseconds()) { break }
         }
-        let answered = pendingPings.prefix(taken)
+        let received = pendingPings.prefix(taken).map(\.receivedAt)
         pendingPings.removeFirst(taken)
         carryOut(actions)
         timings.pings.record(Int64(taken))
         let done = EventLoop.monotonicMicroseconds()
-        for frame in answered { commandTimes.record(done - frame.receivedAt) }
+        for receivedAt in received { commandTimes.record(done - receivedAt) }
     }
 }

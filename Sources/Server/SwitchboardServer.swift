@@ -28,9 +28,9 @@ public final class SwitchboardServer {
     var commandTimes = LatencyWindow()
     /// Where frames wait on the loop (batch sizes, commit, sends, tick), for /metrics.
     var timings = HubTimings()
-    var pendingFrames: [PendingFrame] = []
+    var pendingFrames = FrameQueue<PendingFrame>()
     /// Heartbeats of authenticated connections, answered after each batch (``answerPings()``).
-    var pendingPings: [PendingFrame] = []
+    var pendingPings = FrameQueue<PendingFrame>()
     /// When a batch stops taking frames (elapsed work time, then count).
     var batchCut = BatchCut()
     /// When the next retention chunk runs.
@@ -176,22 +176,28 @@ public final class SwitchboardServer {
                 taken += 1
                 timings.frameWait.record(EventLoop.monotonicMicroseconds() - frame.receivedAt)
                 actions += hub.received(frame.text, on: frame.connection, time: now())
-                if batchCut.isFull(frames: taken, startedAt: cpuStarted, now: BatchCut.threadCPUMicroseconds()) { break }
+                // The thread's CPU clock is a system call; it is read only once the wall
+                // time alone could have used the budget (``BatchCut/mayBeFull``).
+                let elapsed = EventLoop.monotonicMicroseconds() - bodyStarted
+                if batchCut.mayBeFull(frames: taken, wallElapsed: elapsed),
+                   batchCut.isFull(frames: taken, startedAt: cpuStarted, now: BatchCut.threadCPUMicroseconds()) { break }
             }
             bodyEnded = EventLoop.monotonicMicroseconds()
             return actions
         }
-        let batch = pendingFrames.prefix(taken)
+        // Arrival times only: a slice would keep the queue's storage shared and make its
+        // compaction copy it.
+        let received = pendingFrames.prefix(taken).map(\.receivedAt)
         pendingFrames.removeFirst(taken)
         let committed = EventLoop.monotonicMicroseconds()
-        timings.batchFrames.record(Int64(batch.count))
+        timings.batchFrames.record(Int64(received.count))
         timings.batchWork.record(bodyEnded - bodyStarted)
         timings.begin.record(bodyStarted - started)
         timings.commit.record(committed - bodyEnded)
         carryOut(actions)
         let done = EventLoop.monotonicMicroseconds()
         timings.carryOut.record(done - committed)
-        for frame in batch { commandTimes.record(done - frame.receivedAt) }
+        for receivedAt in received { commandTimes.record(done - receivedAt) }
     }
 
     /// Runs hub work in one storage transaction. If the final commit fails, nothing was
@@ -208,19 +214,33 @@ public final class SwitchboardServer {
         }
     }
 
-    /// Carries out the hub's decisions. Runs on the loop thread.
+    /// Carries out the hub's decisions, in order. Runs on the loop thread.
+    ///
+    /// The sends re-register their connections with the loop's epoll once at the end
+    /// (``EventLoop/coalescingWebSocketWrites(_:)``), and a connection that gets several
+    /// frames is corked for the duration (``SendCorking``), so they leave in one TCP
+    /// segment instead of one each. Both only change how the bytes reach the kernel and the
+    /// wire within this call: the frames, their order and the time they leave (before this
+    /// function returns) are the same.
     func carryOut(_ actions: [HubAction]) {
-        for action in actions {
-            switch action {
-            case .send(let id, let text):
-                sockets[id]?.send(text: text)
-            case .close(let id, let code, let reason):
-                sockets[id]?.close(code: code, reason: reason)
-            case .push(let request):
-                push?.enqueue(request)
-            case .media(let request):
-                rooms.handle(request)
+        loop.coalescingWebSocketWrites {
+            let corked = SendCorking.connections(toCork: actions).compactMap { id -> WebSocketConnection? in
+                guard let socket = sockets[id], socket.setCorked(true) else { return nil }
+                return socket
             }
+            for action in actions {
+                switch action {
+                case .send(let id, let text):
+                    sockets[id]?.send(text: text)
+                case .close(let id, let code, let reason):
+                    sockets[id]?.close(code: code, reason: reason)
+                case .push(let request):
+                    push?.enqueue(request)
+                case .media(let request):
+                    rooms.handle(request)
+                }
+            }
+            for socket in corked { socket.setCorked(false) }
         }
     }
 }

@@ -7,6 +7,14 @@ public enum NoticeJSON {
     public static let incomingType = "call.incoming"
 
     public static func render(_ notice: CallNotice, callID: String, serverTime: Int64) -> String {
+        var snapshots = SnapshotJSONMemo()
+        return render(notice, callID: callID, serverTime: serverTime, snapshots: &snapshots)
+    }
+
+    /// ``render(_:callID:serverTime:)`` with the snapshot text taken from (and left in)
+    /// `snapshots`, so that a step's notices and result render their common snapshot once.
+    public static func render(_ notice: CallNotice, callID: String, serverTime: Int64,
+                              snapshots: inout SnapshotJSONMemo) -> String {
         var w = JSONWriter()
         w.field("v", 1)
         func header(_ type: String, _ snapshot: CallSnapshot?) {
@@ -18,31 +26,31 @@ public enum NoticeJSON {
         switch notice {
         case .incomingCall(let snapshot, let offer):
             header(incomingType, snapshot)
-            w.raw("snapshot", SnapshotJSON.render(snapshot))
+            w.raw("snapshot", snapshots.render(snapshot))
             w.field("sdp", offer?.sdp)
         case .inProgressElsewhere(let snapshot):
             header("call.inProgressElsewhere", snapshot)
-            w.raw("snapshot", SnapshotJSON.render(snapshot))
+            w.raw("snapshot", snapshots.render(snapshot))
         case .ringingOnCallee(let snapshot):
             header("call.ringing", snapshot)
-            w.raw("snapshot", SnapshotJSON.render(snapshot))
+            w.raw("snapshot", snapshots.render(snapshot))
         case .answered(let snapshot, let by, let sdp):
             header("call.answered", snapshot)
             w.raw("by", SnapshotJSON.device(by))
             w.field("sdp", sdp?.sdp)
-            w.raw("snapshot", SnapshotJSON.render(snapshot))
+            w.raw("snapshot", snapshots.render(snapshot))
         case .stopped(let reason, let snapshot):
             header("call.stopRinging", snapshot)
             w.field("reason", reason.rawValue)
-            w.raw("snapshot", SnapshotJSON.render(snapshot))
+            w.raw("snapshot", snapshots.render(snapshot))
         case .ended(let reason, let snapshot):
             header("call.ended", snapshot)
             w.field("reason", reason.rawValue)
-            w.raw("snapshot", SnapshotJSON.render(snapshot))
+            w.raw("snapshot", snapshots.render(snapshot))
         case .stateChanged(let snapshot):
             header("call.state", snapshot)
             w.field("phase", snapshot.phase.rawValue)
-            w.raw("snapshot", SnapshotJSON.render(snapshot))
+            w.raw("snapshot", snapshots.render(snapshot))
         case .sdpOffer(let from, let generation, let sdp):
             header("sdp.offer", nil)
             w.field("generation", generation)

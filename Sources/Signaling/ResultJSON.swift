@@ -4,19 +4,33 @@ import CallCore
 enum ResultJSON {
     static func accepted(_ command: ClientCommand, callID: String, revision: Int64, snapshot: CallSnapshot?,
                          noop: Bool, serverTime: Int64) -> String {
+        var snapshots = SnapshotJSONMemo()
+        return accepted(command, callID: callID, revision: revision, snapshot: snapshot, noop: noop,
+                        serverTime: serverTime, snapshots: &snapshots)
+    }
+
+    static func accepted(_ command: ClientCommand, callID: String, revision: Int64, snapshot: CallSnapshot?,
+                         noop: Bool, serverTime: Int64, snapshots: inout SnapshotJSONMemo) -> String {
         var w = header(command, callID: callID, status: "accepted", serverTime: serverTime)
         w.field("revision", revision)
         if noop { w.field("noop", true) }
-        w.raw("snapshot", snapshot.map(SnapshotJSON.render))
+        w.raw("snapshot", snapshot.map { snapshots.render($0) })
         return w.finish()
     }
 
     static func rejected(_ command: ClientCommand, code: String, message: String, snapshot: CallSnapshot?,
                          serverTime: Int64) -> String {
+        var snapshots = SnapshotJSONMemo()
+        return rejected(command, code: code, message: message, snapshot: snapshot, serverTime: serverTime,
+                        snapshots: &snapshots)
+    }
+
+    static func rejected(_ command: ClientCommand, code: String, message: String, snapshot: CallSnapshot?,
+                         serverTime: Int64, snapshots: inout SnapshotJSONMemo) -> String {
         var w = header(command, callID: command.callID, status: "rejected", serverTime: serverTime)
         w.field("code", code)
         w.field("message", message)
-        w.raw("snapshot", snapshot.map(SnapshotJSON.render))
+        w.raw("snapshot", snapshot.map { snapshots.render($0) })
         return w.finish()
     }
 

@@ -132,7 +132,7 @@ extension SignalingHub {
             result = StoredResult(callID: nil, status: .rejected(code: rejection.rawValue, message: rejection.message),
                                   snapshot: visible, serverTime: time.wall)
         }
-        let resultText = result.render(command)
+        let resultText = result.render(command, snapshots: &snapshotJSON)
         let sentText: String
         if case .accepted = step.outcome {
             sentText = withTURN(resultText, for: command, account: device.account, time: time)

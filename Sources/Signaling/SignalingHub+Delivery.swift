@@ -36,7 +36,8 @@ extension SignalingHub {
                 if let hit = rendered.first(where: { $0.notice == notice }) {
                     payload = hit.payload
                 } else {
-                    payload = Data(NoticeJSON.render(notice, callID: callID, serverTime: time.wall).utf8)
+                    payload = Data(NoticeJSON.render(notice, callID: callID, serverTime: time.wall,
+                                                     snapshots: &snapshotJSON).utf8)
                     rendered.append((notice, payload))
                 }
                 outbox.append((StoredDeviceKey(device), payload))

@@ -26,6 +26,9 @@ public final class SignalingHub {
     /// Calls whose stored row still holds the SDP bodies inline (written before schema 3):
     /// their next write stores the bodies apart (``CallDescriptions``).
     var descriptionsInline: Set<String> = []
+    /// The last call snapshot rendered for a result or notice, reused while the next one is
+    /// equal (a step's result and notices carry the same snapshot).
+    var snapshotJSON = SnapshotJSONMemo()
     var lastHousekeepingMono: Int64 = .min / 4  // "long ago" without overflow in subtraction
     /// Counters for /metrics-style reporting and tests.
     public internal(set) var counters = HubCounters()

@@ -32,12 +32,19 @@ struct StoredResult: Equatable {
 
     /// The JSON text of the result, byte for byte as ``ResultJSON`` rendered it first.
     func render(_ command: ClientCommand) -> String {
+        var snapshots = SnapshotJSONMemo()
+        return render(command, snapshots: &snapshots)
+    }
+
+    /// ``render(_:)`` with the snapshot text taken from (and left in) `snapshots`.
+    func render(_ command: ClientCommand, snapshots: inout SnapshotJSONMemo) -> String {
         switch status {
         case .accepted(let revision, let noop):
             return ResultJSON.accepted(command, callID: callID ?? "", revision: revision, snapshot: snapshot,
-                                       noop: noop, serverTime: serverTime)
+                                       noop: noop, serverTime: serverTime, snapshots: &snapshots)
         case .rejected(let code, let message):
-            return ResultJSON.rejected(command, code: code, message: message, snapshot: snapshot, serverTime: serverTime)
+            return ResultJSON.rejected(command, code: code, message: message, snapshot: snapshot, serverTime: serverTime,
+                                       snapshots: &snapshots)
         }
     }
 

@@ -1,0 +1,34 @@
+import Signaling
+
+/// Which connections ``SwitchboardServer/carryOut(_:)`` corks (Linux `TCP_CORK`, see
+/// ``WebSocketConnection/setCorked(_:)``) while it sends one batch's frames.
+///
+/// A frame written to a loopback or LAN TCP socket normally leaves as its own segment: one
+/// pass through the sender's and the receiver's network stack and one wake-up of the
+/// receiver per frame. In a group-commit batch a device often gets several frames (a
+/// caller's own results and the callee's relayed candidates arrive together), and those can
+/// share segments. Corking costs two `setsockopt(2)` calls, so only connections that get at
+/// least ``minimumFrames`` frames are corked, never one with a single frame.
+enum SendCorking {
+    /// 2 frames: a segment's transmit and loopback receive (`__tcp_push_pending_frames`)
+    /// cost ~10 µs of the server's CPU per frame in the profile of the "Hub CPU per setup"
+    /// section (7.5 % of 3.3 ms over ~25 frames), a `setsockopt` about 1 µs; so corking
+    /// already pays for a connection with two frames, and a single frame has nothing to
+    /// share its segment with.
+    static let minimumFrames = 2
+
+    /// Connections with at least `minimum` `.send` actions in `actions`, in order of their
+    /// first send; each listed once.
+    static func connections(toCork actions: [HubAction], minimum: Int = minimumFrames) -> [ConnectionID] {
+        guard actions.count >= minimum else { return [] }
+        var counts: [ConnectionID: Int] = [:]
+        var result: [ConnectionID] = []
+        for action in actions {
+            guard case .send(let id, _) = action else { continue }
+            let count = counts[id, default: 0] + 1
+            counts[id] = count
+            if count == minimum { result.append(id) }
+        }
+        return result
+    }
+}
