@@ -221,8 +221,10 @@ public struct LayerSelector: Sendable {
     ///   - probeBitrates: rates of the layers worth probing for, when wider than
     ///     `layerBitrates` (the router adds a returned layer still inside its resume hold, so
     ///     the estimate is ready when the hold ends); nil = `layerBitrates`.
+    ///   - deliveredBps: what the subscriber acknowledged lately (transport-cc), when known:
+    ///     video is not paused while it covers the lowest layer and audio.
     public mutating func update(estimateBps: UInt64, audioBps: UInt64, layerBitrates: [UInt64], maxLayer: Int, now: Int64,
-                                probeBitrates: [UInt64]? = nil) -> Decision {
+                                probeBitrates: [UInt64]? = nil, deliveredBps: UInt64? = nil) -> Decision {
         let available = Double(estimateBps > audioBps ? estimateBps - audioBps : 0)
         let cap = min(maxLayer, layerBitrates.count - 1)
         let active = cap >= 0 ? (0...cap).filter { layerBitrates[$0] > 0 } : []
@@ -268,8 +270,19 @@ public struct LayerSelector: Sendable {
             let severe = available < config.severeShortfall * rate(current)
             guard severe || now - since >= config.downgradeHold else { return keep() }
             guard !inCoolDown || severe || fitting == nil else { return keep() }
+            // No pause while the subscriber is acknowledging the lowest layer and the audio
+            // right now: the link demonstrably carries them, and an estimate below that is a
+            // cut that read low (seen end to end: a growing-queue cut read 150k on a 300 kbit/s
+            // link while 263k was acknowledged, and the video stayed paused 9.6 s). The lowest
+            // layer instead, as for any downgrade.
+            var floor = fitting
+            if floor == nil, let lowest = active.first, let deliveredBps,
+               Double(deliveredBps > audioBps ? deliveredBps - audioBps : 0) >= rate(lowest) {
+                guard current != lowest else { return keep() }
+                floor = lowest
+            }
             let switchBefore = lastSwitch
-            var decision = fitting == nil ? change(to: nil, reason: .paused, now: now) : change(to: fitting, reason: .bandwidthDecreased, now: now)
+            var decision = floor == nil ? change(to: nil, reason: .paused, now: now) : change(to: floor, reason: .bandwidthDecreased, now: now)
             decision.urgent = severe && decision.changed
             if decision.urgent { urgentSwitch = (now, current, switchBefore) }
             return decision

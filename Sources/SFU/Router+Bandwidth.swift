@@ -141,6 +141,7 @@ extension Router {
         videos.sort { ($0.track.publisher, $0.track.description.id.raw) < ($1.track.publisher, $1.track.description.id.raw) }
         let signal = state.downlink.hasSignal(transportCCNegotiated: state.description.receiveExtensions.transportCC != 0)
         let estimate = state.downlink.estimator.estimate(now: now)
+        let delivered = state.downlink.estimator.deliveredBps.map { UInt64($0) }
         var reserved = audioBps
         for subscription in videos where !subscription.track.muted {
             if subscription.layers.pinned {
@@ -171,7 +172,7 @@ extension Router {
                 return stream.meter.sustainedBitrate(now: now)
             }
             let decision = subscription.layers.selector.update(estimateBps: estimate, audioBps: reserved, layerBitrates: rates, maxLayer: cap, now: now,
-                                                               probeBitrates: probeRates)
+                                                               probeBitrates: probeRates, deliveredBps: delivered)
             if decision.changed {
                 if let layer = decision.target {
                     retarget(subscription, to: layer, reason: decision.reason, urgent: decision.urgent, now: now)

@@ -118,6 +118,31 @@ final class LayerSelectorTests: XCTestCase {
         XCTAssertFalse(held.urgent)
     }
 
+    /// An estimate below the lowest layer + audio pauses the video — unless the subscriber is
+    /// acknowledging that much right now (a cut that read low): then the lowest layer stays.
+    func testNoPauseWhileTheDeliveredRateCarriesTheLowestLayer() {
+        var selector = LayerSelector()
+        XCTAssertEqual(selector.update(estimateBps: 2_500_000, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: 0).target, 2)
+        let lowest = Double(layers[0])
+        // A cut to well under layer 0 + audio while the receiver acknowledges 1.1 × layer 0 + audio.
+        let cut = UInt64(0.5 * lowest) + audio
+        let carried = UInt64(1.1 * lowest) + audio
+        let kept = selector.update(estimateBps: cut, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: 10_000_000, deliveredBps: carried)
+        XCTAssertEqual(kept.target, 0, "down to the lowest layer, not paused")
+        XCTAssertTrue(kept.changed)
+        let stays = selector.update(estimateBps: cut, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: 20_000_000, deliveredBps: carried)
+        XCTAssertEqual(stays.target, 0)
+        XCTAssertFalse(stays.changed, "and stays there while the deliveries carry it")
+        // The deliveries fall below it too (a real cap): paused.
+        let paused = selector.update(estimateBps: cut, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: 30_000_000, deliveredBps: UInt64(0.8 * lowest) + audio)
+        XCTAssertNil(paused.target)
+        XCTAssertEqual(paused.reason, .paused)
+        // Without a delivered rate (no transport-cc): as before, paused at once.
+        var plain = LayerSelector()
+        _ = plain.update(estimateBps: 2_500_000, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: 0)
+        XCTAssertNil(plain.update(estimateBps: cut, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: 10_000_000).target)
+    }
+
     /// A mild dip (the top layer short by < 30 %) for 400 ms is under the 500 ms downgrade
     /// hold. (A severe one switches at once: `testSevereShortfallSwitchesAtOnceAndUrgently`;
     /// the estimator cuts that deep only on a queue or heavy loss, and climbs back at
