@@ -162,14 +162,14 @@ extension Router {
             let selected = subscription.layers.selector.target ?? -1
             let rates = subscription.track.streams.enumerated().map { layer, stream -> UInt64 in
                 let available = layer <= selected ? layerArriving(layer, of: subscription.track, now: now) : layerUsable(layer, of: subscription.track, hold: hold, now: now)
-                return available ? stream.meter.sustainedBitrate(now: now) : 0
+                return available ? stream.meter.bitrate(now: now) : 0
             }
             // …but probe for it during the hold once its rate is measurable (arriving a meter
             // window), so the estimate is ready when the hold ends.
             let probeRates = subscription.track.streams.enumerated().map { layer, stream -> UInt64 in
                 guard rates[layer] == 0, layerArriving(layer, of: subscription.track, now: now) else { return rates[layer] }
                 guard let since = stream.hot.liveSince, now - since >= stream.meter.window else { return 0 }
-                return stream.meter.sustainedBitrate(now: now)
+                return stream.meter.bitrate(now: now)
             }
             let decision = subscription.layers.selector.update(estimateBps: estimate, audioBps: reserved, layerBitrates: rates, maxLayer: cap, now: now,
                                                                probeBitrates: probeRates, deliveredBps: delivered)

@@ -344,26 +344,6 @@ final class BitrateMeterTests: XCTestCase {
         XCTAssertEqual(Double(meter.bitrate(now: 1_200_000)), 500_000, accuracy: 100_000, "200 ms of a 500k stream is not 100k")
     }
 
-    /// A 150 kbit/s layer (~70 ms frames of 1,300 B) with one 8 kB keyframe burst: the
-    /// plain rate reads the burst as ≈ +64 kbit/s for a second; the sustained rate does not.
-    func testSustainedRateLeavesOutAKeyframeBurst() {
-        var steady = BitrateMeter()
-        var burst = BitrateMeter()
-        var t: Int64 = 0
-        while t < 3_000_000 {
-            steady.add(bytes: 1_300, now: t)
-            burst.add(bytes: 1_300, now: t)
-            t += 70_000
-        }
-        burst.add(bytes: 8_000, now: 2_610_000)
-        let now: Int64 = 3_000_000
-        XCTAssertEqual(Double(steady.bitrate(now: now)), 150_000, accuracy: 12_000)
-        XCTAssertEqual(Double(steady.sustainedBitrate(now: now)), Double(steady.bitrate(now: now)), accuracy: 20_000, "steady: the same")
-        XCTAssertGreaterThan(burst.bitrate(now: now), 200_000, "the burst counts in the plain rate")
-        XCTAssertEqual(Double(burst.sustainedBitrate(now: now)), 150_000, accuracy: 20_000, "but not in the sustained one")
-        XCTAssertEqual(BitrateMeter().sustainedBitrate(now: now), 0)
-    }
-
     func testRateDropIsSeenWithinTheWindow() {
         var meter = BitrateMeter()
         var t: Int64 = 0
