@@ -114,7 +114,8 @@ public final class Pacer {
     var slots: [Slot]
     var freeHead: Int32
     public internal(set) var freeSlotCount: Int
-    var lanes: [Lane] = []
+    /// Indexed by `ParticipantID.raw` (`PacerLaneStore`: no exclusivity or uniqueness check per access).
+    let lanes = PacerLaneStore(capacity: 256)
     /// Lanes with queued packets (indices into `lanes`).
     var activeLanes: [UInt32] = []
     var keyframeRequests: [PacerKeyframeRequest] = []
@@ -129,12 +130,14 @@ public final class Pacer {
         for index in 0..<(config.slotCount - 1) { slots[index].next = Int32(index + 1) }
         freeHead = 0
         freeSlotCount = config.slotCount
-        lanes.reserveCapacity(256)
         activeLanes.reserveCapacity(256)
         keyframeRequests.reserveCapacity(64)
     }
 
-    deinit { storage.deallocate() }
+    deinit {
+        storage.deallocate()
+        lanes.deallocate()
+    }
 
     /// Bytes of pool memory (allocated once in `init`).
     public var poolBytes: Int { config.slotCount * config.slotSize }
