@@ -314,11 +314,12 @@ extension SFUServer {
                 bytesOut: participant.bytesOut, packetsLost: lost, rttMicroseconds: router.participantStats(participant.id)?.rtt,
                 srtpAuthFailures: participant.srtp?.authFailures ?? 0, srtpReplays: participant.srtp?.replays ?? 0,
                 generation: participant.generation, offerOutstanding: participant.outstandingGeneration != nil,
-                downlink: router.downlinkStats(participant.id, now: Self.monotonicMicroseconds()))
+                downlink: router.downlinkStats(participant.id, now: Self.monotonicMicroseconds()),
+                pacing: pacer.laneStats(participant.id, now: Self.monotonicMicroseconds()))
         }
         let counts = router.counts
         return SFUServerStats(counters: counters, loop: loop.counters, members: memberStats, rooms: counts.rooms,
-                              subscriptions: counts.subscriptions)
+                              subscriptions: counts.subscriptions, pacer: pacer.stats)
     }
 
     static func monotonicMicroseconds() -> Int64 {

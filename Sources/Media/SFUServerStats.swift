@@ -70,6 +70,9 @@ public struct SFUMemberStats: Equatable, Sendable {
     public var offerOutstanding: Bool
     /// Downlink estimate, probes and per video track current/target layer (issue 4).
     public var downlink: DownlinkStats?
+    /// Its lane in the worker's send-side pacer: counters, rate and queue now (nil before
+    /// anything was sent to it). docs/stats.md, "Pacer".
+    public var pacing: PacerLaneStats? = nil
 }
 
 /// A snapshot of the media plane.
@@ -80,6 +83,9 @@ public struct SFUServerStats: Equatable, Sendable {
     /// Router size (rooms, participants, tracks, subscriptions, inbound SSRCs).
     public var rooms: Int
     public var subscriptions: Int
+    /// The worker's send-side pacer (the sum of its lanes, including lanes of members that
+    /// left). docs/stats.md, "Pacer".
+    public var pacer = PacerStats()
 }
 
 extension MediaLoopCounters: @unchecked Sendable {}

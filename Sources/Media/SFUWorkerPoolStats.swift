@@ -1,3 +1,5 @@
+import SFU
+
 /// A snapshot of an `SFUWorkerPool`: each worker's figures and their sum.
 public struct SFUWorkerPoolStats: Equatable, Sendable {
     /// Index = worker number.
@@ -17,6 +19,7 @@ public struct SFUWorkerPoolStats: Equatable, Sendable {
             total.members += worker.members
             total.rooms += worker.rooms
             total.subscriptions += worker.subscriptions
+            total.pacer = total.pacer + worker.pacer
         }
         self.total = total
     }

@@ -26,6 +26,18 @@ struct DownlinkState {
     var receiveEstimate = ReceiveSideEstimate()
     var rembSent: UInt64 = 0
 
+    /// A packet sent (not probe padding): both meters and, with its transport-wide number,
+    /// the estimator's send history. One method so that `Router.recordSent` accesses the
+    /// participant's `downlink` once per forward instead of three times (each access to it is
+    /// a dynamic exclusivity check: it is stored on a class).
+    mutating func recordSent(size: Int, transportSequenceNumber: UInt16?, now: Int64) {
+        sent.add(bytes: size, now: now)
+        media.add(bytes: size, now: now)
+        guard let sequence = transportSequenceNumber else { return }
+        let cluster = probe.flatMap { now < $0.end ? $0.cluster : nil }
+        estimator.packetSent(transportSequenceNumber: sequence, size: size, now: now, probeCluster: cluster)
+    }
+
     /// True when the estimate rests on something the subscriber told us: transport-cc
     /// feedback, a REMB, or (only for a subscriber without transport-cc) receiver reports.
     /// Without any, the estimate is just the start value, and acting on it would pin every

@@ -22,6 +22,7 @@ extension Pacer {
         if packetClass == .video, lanes[index].dropping {
             if lanes[index].droppingSSRC == frameSSRC && lanes[index].droppingTimestamp == frameTimestamp {
                 stats.droppedVideoPackets &+= 1
+                lanes[index].counters.droppedVideoPackets &+= 1
                 return .dropped
             }
             if lanes[index].droppingSSRC == frameSSRC { lanes[index].dropping = false }  // the next frame: forwarded again
@@ -36,8 +37,9 @@ extension Pacer {
                 return sendNow(index)
             }
         }
-        guard size + config.trailerRoom <= config.slotSize, freeHead >= 0, lanes[index].packets < config.maxPacketsPerLane else {
-            return drop(index, packetClass, frameSSRC: frameSSRC, frameTimestamp: frameTimestamp)
+        if let cause = size + config.trailerRoom > config.slotSize ? PacerDropCause.oversized
+            : freeHead < 0 ? .poolFull : lanes[index].packets >= config.maxPacketsPerLane ? .laneFull : nil {
+            return drop(index, packetClass, cause: cause, frameSSRC: frameSSRC, frameTimestamp: frameTimestamp)
         }
         let slot = Int(freeHead)
         freeHead = slots[slot].next
@@ -58,6 +60,7 @@ extension Pacer {
             activeLanes.append(UInt32(index))
         }
         stats.queued &+= 1
+        lanes[index].counters.queued &+= 1
         return .queued
     }
 
@@ -93,6 +96,7 @@ extension Pacer {
             if needed > rate {
                 rate = needed
                 stats.queueTimeRaises &+= 1
+                lanes[index].counters.queueTimeRaises &+= 1
             }
         }
         drain(index, rate: rate, now: now)
@@ -120,7 +124,9 @@ extension Pacer {
             }
             let waited = now - info.enqueuedAt
             if waited > stats.maxQueueTime { stats.maxQueueTime = waited }
+            if waited > lanes[index].counters.maxQueueTime { lanes[index].counters.maxQueueTime = waited }
             stats.released &+= 1
+            lanes[index].counters.released &+= 1
             send(PacedPacket(lane: ParticipantID(UInt32(index)), packetClass: info.packetClass, bytes: bytes, length: length,
                              transportSequenceNumber: number, queued: waited))
             free(slot)
@@ -135,13 +141,27 @@ extension Pacer {
     /// is as undecodable as a missing one, and every frame after it references it, so random
     /// tail drops would freeze the picture until the next keyframe anyway; dropping the whole
     /// frame frees the most room for the least damage and says at once what repairs it.
-    func drop(_ index: Int, _ packetClass: PacketClass, frameSSRC: UInt32, frameTimestamp: UInt32) -> PacerAdmission {
+    func drop(_ index: Int, _ packetClass: PacketClass, cause: PacerDropCause, frameSSRC: UInt32, frameTimestamp: UInt32) -> PacerAdmission {
         guard packetClass == .video else {
             stats.droppedRetransmissions &+= 1
+            lanes[index].counters.droppedRetransmissions &+= 1
             return .dropped
         }
         stats.droppedVideoPackets &+= 1
+        lanes[index].counters.droppedVideoPackets &+= 1
         stats.droppedFrames &+= 1
+        lanes[index].counters.droppedFrames &+= 1
+        switch cause {
+        case .poolFull:
+            stats.droppedFramesPoolFull &+= 1
+            lanes[index].counters.droppedFramesPoolFull &+= 1
+        case .laneFull:
+            stats.droppedFramesLaneFull &+= 1
+            lanes[index].counters.droppedFramesLaneFull &+= 1
+        case .oversized:
+            stats.droppedFramesOversized &+= 1
+            lanes[index].counters.droppedFramesOversized &+= 1
+        }
         lanes[index].dropping = true
         lanes[index].droppingSSRC = frameSSRC
         lanes[index].droppingTimestamp = frameTimestamp
@@ -156,6 +176,7 @@ extension Pacer {
                 lanes[index].packets -= 1
                 lanes[index].bytes -= Int(slots[Int(current)].length)
                 stats.droppedVideoPackets &+= 1
+                lanes[index].counters.droppedVideoPackets &+= 1
                 free(Int(current))
             } else {
                 previous = current
@@ -166,6 +187,7 @@ extension Pacer {
         if keyframeRequests.count < keyframeRequests.capacity, !keyframeRequests.contains(request) {
             keyframeRequests.append(request)
             stats.keyframeRequests &+= 1
+            lanes[index].counters.keyframeRequests &+= 1
         }
         return .dropped
     }
@@ -175,6 +197,7 @@ extension Pacer {
     func sendNow(_ index: Int) -> PacerAdmission {
         lanes[index].transportSequence &+= 1
         stats.sentAtOnce &+= 1
+        lanes[index].counters.sentAtOnce &+= 1
         return .sendNow
     }
 

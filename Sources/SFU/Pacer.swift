@@ -43,21 +43,6 @@ public struct PacerKeyframeRequest: Equatable, Sendable {
     public let ssrc: UInt32
 }
 
-/// Counters (cumulative).
-public struct PacerStats: Equatable, Sendable {
-    public var sentAtOnce: UInt64 = 0
-    public var queued: UInt64 = 0
-    public var released: UInt64 = 0
-    /// Releases at a rate raised by the queue-time limit.
-    public var queueTimeRaises: UInt64 = 0
-    public var droppedVideoPackets: UInt64 = 0
-    public var droppedFrames: UInt64 = 0
-    public var droppedRetransmissions: UInt64 = 0
-    public var keyframeRequests: UInt64 = 0
-    /// Longest time a packet waited, µs.
-    public var maxQueueTime: Int64 = 0
-}
-
 /// Send-side pacer of one media worker, after libwebrtc's `PacingController`
 /// (docs/rtcp.md, "Pacing"). Sans-I/O: every call takes `now` (µs, monotonic).
 ///
@@ -97,6 +82,8 @@ public final class Pacer {
         var droppingTimestamp: UInt32 = 0
         var dropping = false
         var active = false
+        /// This lane's share of `stats` (docs/stats.md, "Pacer").
+        var counters = PacerStats()
     }
 
     struct Slot {
@@ -114,7 +101,8 @@ public final class Pacer {
     var slots: [Slot]
     var freeHead: Int32
     public internal(set) var freeSlotCount: Int
-    var lanes: [Lane] = []
+    /// Indexed by `ParticipantID.raw` (`PacerLaneStore`: no exclusivity or uniqueness check per access).
+    let lanes = PacerLaneStore(capacity: 256)
     /// Lanes with queued packets (indices into `lanes`).
     var activeLanes: [UInt32] = []
     var keyframeRequests: [PacerKeyframeRequest] = []
@@ -129,12 +117,14 @@ public final class Pacer {
         for index in 0..<(config.slotCount - 1) { slots[index].next = Int32(index + 1) }
         freeHead = 0
         freeSlotCount = config.slotCount
-        lanes.reserveCapacity(256)
         activeLanes.reserveCapacity(256)
         keyframeRequests.reserveCapacity(64)
     }
 
-    deinit { storage.deallocate() }
+    deinit {
+        storage.deallocate()
+        lanes.deallocate()
+    }
 
     /// Bytes of pool memory (allocated once in `init`).
     public var poolBytes: Int { config.slotCount * config.slotSize }
@@ -174,12 +164,23 @@ public final class Pacer {
         let index = lane(id)
         let value = lanes[index].transportSequence
         lanes[index].transportSequence &+= 1
+        lanes[index].counters.probePackets &+= 1
+        stats.probePackets &+= 1
         return value
     }
 
     /// Packets and bytes queued on the lane.
     public func queued(_ id: ParticipantID) -> (packets: Int, bytes: Int) {
         Int(id.raw) < lanes.count ? (lanes[Int(id.raw)].packets, lanes[Int(id.raw)].bytes) : (0, 0)
+    }
+
+    /// The lane's counters and its queue at `now` (µs); nil for a lane never used.
+    public func laneStats(_ id: ParticipantID, now: Int64) -> PacerLaneStats? {
+        let raw = Int(id.raw)
+        guard raw < lanes.count else { return nil }
+        let age = oldestEnqueue(raw).map { max(0, now - $0) } ?? 0
+        return PacerLaneStats(counters: lanes[raw].counters, rateBps: lanes[raw].rateBps, queuedPackets: lanes[raw].packets,
+                              queuedBytes: lanes[raw].bytes, queueAge: age)
     }
 
     /// Forgets the lane (its participant left): queued packets are discarded, the

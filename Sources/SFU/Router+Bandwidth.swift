@@ -20,11 +20,8 @@ extension Router {
     /// dictionary lookup and fixed-size updates, no allocation once the history is warm.
     public func recordSent(subscriber: ParticipantID, transportSequenceNumber: UInt16?, size: Int, now: Int64) {
         guard let state = participants[subscriber] else { return }
-        state.downlink.sent.add(bytes: size, now: now)
-        state.downlink.media.add(bytes: size, now: now)
-        guard let sequence = transportSequenceNumber, state.description.receiveExtensions.transportCC != 0 else { return }
-        let cluster = state.downlink.probe.flatMap { now < $0.end ? $0.cluster : nil }
-        state.downlink.estimator.packetSent(transportSequenceNumber: sequence, size: size, now: now, probeCluster: cluster)
+        let number = state.description.receiveExtensions.transportCC != 0 ? transportSequenceNumber : nil
+        state.downlink.recordSent(size: size, transportSequenceNumber: number, now: now)
     }
 
     /// The subscriber's own limit for a video track (e.g. from the size of its video

@@ -108,6 +108,15 @@ final class SFUServerPacingTests: XCTestCase {
         XCTAssertEqual(pacer.0.droppedVideoPackets, 0, "the pool never ran out")
         XCTAssertEqual(pacer.1, pacer.2, "every slot back in the pool once drained")
         XCTAssertGreaterThanOrEqual(forwarded, 24 * 15 * 2, "every video packet reached both subscribers")
+
+        // The pacer's figures reach the server's stats (docs/stats.md, "Pacer"): the worker's
+        // counters and each member's lane, computed in one snapshot, the lanes adding up to the worker.
+        let snapshot = server.stats()
+        let lanes = snapshot.members.compactMap(\.pacing)
+        XCTAssertGreaterThan(snapshot.pacer.queued, 100)
+        XCTAssertGreaterThan(snapshot.pacer.released, 100)
+        XCTAssertEqual(lanes.map(\.counters).reduce(PacerStats(), +), snapshot.pacer, "the lanes add up to the worker's counters")
+        XCTAssertGreaterThanOrEqual(lanes.filter { $0.counters.queued > 0 && $0.rateBps > 0 }.count, 2, "both paced subscribers queued")
         XCTAssertGreaterThan(resent, 0)
     }
 }

@@ -277,7 +277,10 @@ extension SFUMembership {
 }
 
 /// Drives `clients` until `condition` holds or `timeout` s pass (a bound for failure).
-func drive(_ clients: [SyntheticClient], timeout: Double = 10, until condition: () -> Bool) throws -> Bool {
+/// 10 s, or SWITCHBOARD_TEST_DRIVE_TIMEOUT seconds (runs under valgrind are ~50 × slower).
+let driveTimeout = ProcessInfo.processInfo.environment["SWITCHBOARD_TEST_DRIVE_TIMEOUT"].flatMap(Double.init) ?? 10
+
+func drive(_ clients: [SyntheticClient], timeout: Double = driveTimeout, until condition: () -> Bool) throws -> Bool {
     let end = Date().addingTimeInterval(timeout)
     while Date() < end {
         let now = MediaLoop.monotonicMilliseconds()
