@@ -1,4 +1,5 @@
 import Media
+import SFU
 
 extension SwitchboardServer {
     /// Prometheus lines for the media plane: every `SFUServerCounters` and `MediaLoopCounters`
@@ -24,6 +25,21 @@ extension SwitchboardServer {
             family("switchboard_media_loop_\(Self.snakeCase(field.name))_total", "counter", "MediaLoopCounters.\(field.name) per worker.",
                    workers.map { ("worker=\"\($0.index)\"", $0.stats.loop[keyPath: field.path]) })
         }
+        // Send-side pacer (docs/stats.md, "Pacer"): its counters per worker, its longest
+        // queue wait, and each subscriber's lane now.
+        for field in PacerStats.fields {
+            family("switchboard_sfu_pacer_\(Self.snakeCase(field.name))_total", "counter", "PacerStats.\(field.name) per worker.",
+                   workers.map { ("worker=\"\($0.index)\"", $0.stats.pacer[keyPath: field.path]) })
+        }
+        family("switchboard_sfu_pacer_max_queue_time_seconds", "gauge", "Longest time a released packet waited in the worker's pacer.",
+               workers.map { ("worker=\"\($0.index)\"", Double($0.stats.pacer.maxQueueTime) / 1_000_000) })
+        let lanes = stats.workers.flatMap(\.members).compactMap { member in member.pacing.map { (member.member, $0) } }
+        family("switchboard_sfu_pacer_lane_rate_bps", "gauge", "A subscriber's pacing rate, bit/s (0: not paced).",
+               lanes.map { ("member=\"\(Self.labelValue($0.0.description))\"", $0.1.rateBps) })
+        family("switchboard_sfu_pacer_lane_queued_packets", "gauge", "Packets waiting in a subscriber's pacer lane.",
+               lanes.map { ("member=\"\(Self.labelValue($0.0.description))\"", $0.1.queuedPackets) })
+        family("switchboard_sfu_pacer_lane_queue_age_seconds", "gauge", "Age of the oldest packet waiting in a subscriber's lane.",
+               lanes.map { ("member=\"\(Self.labelValue($0.0.description))\"", Double($0.1.queueAge) / 1_000_000) })
         family("switchboard_sfu_members", "gauge", "Members placed on each worker.",
                stats.placements.enumerated().map { ("worker=\"\($0.offset)\"", $0.element) })
         family("switchboard_sfu_rooms", "gauge", "Rooms live on each worker.", workers.map { ("worker=\"\($0.index)\"", $0.stats.rooms) })

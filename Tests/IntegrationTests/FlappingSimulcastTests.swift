@@ -174,6 +174,12 @@ final class FlappingSimulcastTests: ImpairedRoomCase {
             }
             print("\(subscriber.key): \(line ?? "no layer reason")")
             XCTAssertEqual(line.map { $0.contains("reason=\"layerResumed\"} 1") }, true, "\(subscriber.key): \(String(describing: line))")
+            XCTAssertTrue(metrics.contains("switchboard_sfu_pacer_lane_queued_packets{member=\"\(subscriber.key)\"}"), "\(subscriber.key)'s pacer lane")
         }
+        // The send-side pacer's counters: every forwarded packet went through it.
+        let sentAtOnce = metrics.split(separator: "\n").filter { $0.hasPrefix("switchboard_sfu_pacer_sent_at_once_total{") }
+            .compactMap { Double($0.split(separator: " ").last ?? "") }.reduce(0, +)
+        XCTAssertGreaterThan(sentAtOnce, 100, "pacer counters on /metrics")
+        XCTAssertTrue(metrics.contains("# TYPE switchboard_sfu_pacer_dropped_frames_pool_full_total counter"))
     }
 }
