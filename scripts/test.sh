@@ -8,17 +8,25 @@ ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 swift build --build-tests
 status=0
 # Two workers: CI has 2 cores; each test class runs in its own process.
-swift test --skip-build --parallel --num-workers 2 --xunit-output .build/xunit.xml || status=$?
+swift test --skip-build --parallel --num-workers 2 --skip BrowserSimulcastCapTests --xunit-output .build/xunit.xml || status=$?
+# Then, alone on the host: the Chromium downlink-cap test (issue 4) bounds freezes and layer
+# switches in wall-clock seconds, and a second Chromium test on the same two cores starves it.
+SWITCHBOARD_SIMULCAST_CAP=1 swift test --skip-build --parallel --num-workers 1 --filter BrowserSimulcastCapTests \
+    --xunit-output .build/xunit-cap.xml || status=$?
 # A plain summary line (parallel mode prints no XCTest totals of its own).
 python3 - <<'PY' || true
+import os
 import xml.etree.ElementTree as ET
-root = ET.parse(".build/xunit.xml").getroot()
-suites = [root] if root.tag == "testsuite" else root.iter("testsuite")
 tests = failures = errors = skipped = 0
-for s in suites:
-    tests += int(s.get("tests", 0)); failures += int(s.get("failures", 0))
-    errors += int(s.get("errors", 0))
-    skipped += sum(1 for case in s.iter("testcase") if case.find("skipped") is not None)
+for path in [".build/xunit.xml", ".build/xunit-cap.xml"]:
+    if not os.path.exists(path):
+        continue
+    root = ET.parse(path).getroot()
+    suites = [root] if root.tag == "testsuite" else root.iter("testsuite")
+    for s in suites:
+        tests += int(s.get("tests", 0)); failures += int(s.get("failures", 0))
+        errors += int(s.get("errors", 0))
+        skipped += sum(1 for case in s.iter("testcase") if case.find("skipped") is not None)
 failed = failures + errors
 print(f"tests: {tests - failed - skipped} passed, {failed} failed, {skipped} skipped")
 PY

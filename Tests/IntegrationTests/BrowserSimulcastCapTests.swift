@@ -13,7 +13,11 @@ import XCTest
 /// near-empty black frames and silence): alice's low layer (≤150 kbit/s) + her Opus
 /// (≈32 kbit/s + ≈20 kbit/s of packet overhead) fit in 300 kbit/s, two publishers' would not.
 ///
-/// Still skipped unless SWITCHBOARD_SIMULCAST_CAP=1 (see the runs below). The phantom loss that kept bob and
+/// Runs **alone** in `scripts/test.sh` (= `.ci/run`), after the parallel suite, with
+/// SWITCHBOARD_SIMULCAST_CAP=1: its bounds are wall-clock seconds of a real browser, and a
+/// second Chromium test on the same two cores starves both (runs 9–13 below). Without the
+/// variable a plain `swift test` skips it. Runs 32–78 (this file's last block) explain the
+/// fixes that made it pass 10 of 10. The phantom loss that kept bob and
 /// carol off alice's top layer is fixed (docs/rtcp.md, RTX section). The capped-phase
 /// mechanism is now in the SFU and checked by pure traces (docs/rtcp.md, "Congestion control
 /// and simulcast"): an over-use behind a standing queue cuts to the rate the queue drains at,
@@ -182,8 +186,35 @@ import XCTest
 ///      0.87 s), 9 drops.
 ///   4 of 6: every run met the 5 s and 15 s bounds with carol on f; the two failures are
 ///   getStats freezes longer than the longest framesDecoded stall (3.16 s against 0.80 s),
-///   i.e. frames decoded but rendered late or not at all around the switch — not diagnosed
-///   yet. Not ≥ 4 of 5 across runs: still gated.
+///   i.e. frames decoded but rendered late or not at all around the switch — diagnosed in
+///   runs 32–78 below.
+/// - **Runs 32–78 (2026-11-30 05:00–06:40)**, with an in-page 50 ms getStats log of bob's
+///   video and a relay packet dump (BrowserSimulcastCapTests+FrameLog.swift). Headless
+///   Chromium presents no frames (`getVideoPlaybackQuality` counts every one dropped), so a
+///   getStats freeze is a gap between frames leaving libwebrtc's decoder. Found and fixed:
+///   1. **3.0–3.7 s freezes with every packet delivered** (runs with framesReceived stuck
+///      while packets arrived, no NACK, then Chromium's PLI 3 s later): the SFU did not
+///      rewrite VP8 PictureID/TL0PICIDX, and after a switch to a layer numbered behind the
+///      old one libwebrtc's reference finder stashed every frame as waiting for the old
+///      layer's missing ids. Fixed: `VP8PictureRewriter` (docs/rtcp.md, E2EE note).
+///   2. **3.0 s freeze at the cap**: the SFU resent ≈ 20 kB of the old top layer into the
+///      capped link after the downswitch; that tail-dropped the new layer's packets, which
+///      were NACKed one 0.7 s queue delay later, past the store's 1 s age bound, and nothing
+///      asked for a keyframe until Chromium's 3 s timeout. Fixed: NACKs for a layer the
+///      subscriber left are not resent; an unrepairable NACK asks for a keyframe.
+///   3. **Repeated pauses under the cap** (0.6–2.5 s, and once 9.6 s): a growing-queue cut
+///      read 150–190k on the 300k link while bob acknowledged 263k, below layer 0 + audio.
+///      Fixed: no pause while the acknowledged rate carries the lowest layer and the audio.
+///   Also: forwarded SRs keep the publisher's clock relation between its streams, and layer
+///   switches follow capture time (`SenderClock`); the `layer_reason` metric names why
+///   carol left f. A sustained-rate variant of the layer rates (busiest 100 ms left out)
+///   was tried and reverted: it made bob climb to h under the cap (run 64).
+///   Runs at load 16–33 (other helpers' builds and benchmarks) failed on host starvation:
+///   the SFU's output stalling 600 ms including audio, alice's Chromium sending 60–110k.
+///   After all fixes, the test alone on the host (load 7–12): runs 69–73 and 74–78,
+///   **10 of 10 pass** — low layer after 0.8–2.3 s, f back 4.1–14.5 s after lifting,
+///   longest getStats freeze 0.32 s, carol on f throughout. The recovery bound has the
+///   thinnest margin (14.5 s once): probes that read low delay the climb.
 ///   Summary: 2 of 15 on this branch at load 6–29 (runs 19, 20), against 1 of 7 at load
 ///   2–17 before; of the last 7 runs (16–22, final code) 2 passed, 3 met the 5 s and 15 s
 ///   bounds and failed only the 1 s freeze (2.28 s, 1.20 s, 1.07 s: flushes and stalls
@@ -217,7 +248,7 @@ final class BrowserSimulcastCapTests: BrowserSimulcastCase {
 
     func testDownlinkCapSwitchesThatSubscriberToTheLowLayerAndBackWithoutLongFreezes() throws {
         guard ProcessInfo.processInfo.environment["SWITCHBOARD_SIMULCAST_CAP"] == "1" else {
-            throw XCTSkip("needs bandwidth-driven layer switching in the SFU; run with SWITCHBOARD_SIMULCAST_CAP=1")
+            throw XCTSkip("timing-sensitive: runs alone in scripts/test.sh; set SWITCHBOARD_SIMULCAST_CAP=1 to run it here")
         }
         let server = try ServerProcess(settings: ["auth.dev_tokens": "true"])
         let relay = try relay(to: server)
