@@ -44,6 +44,39 @@ public struct BitrateMeter: Equatable, Sendable {
         return UInt64(Double(bytes * 8) * 1_000_000 / Double(span))
     }
 
+    /// The rate without the window's busiest bucket (its bytes and its time left out): what
+    /// the stream carries between bursts. A keyframe — several times a frame's size, sent in
+    /// one burst after every keyframe request — lands in one 100 ms bucket and lifts the
+    /// plain 1 s rate by its whole size: a 180p layer's 8 kB keyframe turns 150 kbit/s into
+    /// ≈ 210 kbit/s for a second, enough to make a 300 kbit/s link look too small for it and
+    /// pause the video (seen end to end in the cap test: repeated 0.6–2.5 s pauses under the
+    /// cap, each request's keyframe pausing it again). For steady traffic it equals `bitrate`.
+    /// The layer selection reads it for one decision only, pausing the video; upgrades keep
+    /// the plain rate (a bursty upper layer reads low here, against their 1.3 × headroom).
+    public func sustainedBitrate(now: Int64) -> UInt64 {
+        guard let headStart, let firstSample else { return 0 }
+        let age = max((now - headStart) / bucketLength, 0)
+        guard age < Int64(buckets.count) else { return 0 }
+        let live = buckets.count - Int(age)
+        let covered = now - headStart + Int64(live - 1) * bucketLength
+        let span = max(min(covered, now - firstSample), bucketLength)
+        // Three buckets at least (a fresh stream's first 300 ms: the plain rate).
+        guard live >= 3, span >= 3 * bucketLength else { return bitrate(now: now) }
+        var bytes = 0
+        var peak = 0
+        var peakTime: Int64 = 0
+        for offset in 0..<live {
+            let value = buckets[(head - offset + buckets.count) % buckets.count]
+            bytes += value
+            // The newest bucket covers only `now - headStart` so far.
+            let time = offset == 0 ? max(now - headStart, 1) : bucketLength
+            if value > peak { (peak, peakTime) = (value, time) }
+        }
+        let rest = span - peakTime
+        guard rest > 0 else { return bitrate(now: now) }
+        return UInt64(Double((bytes - peak) * 8) * 1_000_000 / Double(rest))
+    }
+
     /// Sum of buckets still inside the window when `skipped` newer empty buckets have passed.
     private func total(skipping skipped: Int) -> Int {
         var sum = 0

@@ -223,8 +223,10 @@ public struct LayerSelector: Sendable {
     ///     the estimate is ready when the hold ends); nil = `layerBitrates`.
     ///   - deliveredBps: what the subscriber acknowledged lately (transport-cc), when known:
     ///     video is not paused while it covers the lowest layer and audio.
+    ///   - lowestSustainedBps: the lowest layer's rate without its keyframe bursts
+    ///     (`BitrateMeter.sustainedBitrate`): video is not paused while that fits.
     public mutating func update(estimateBps: UInt64, audioBps: UInt64, layerBitrates: [UInt64], maxLayer: Int, now: Int64,
-                                probeBitrates: [UInt64]? = nil, deliveredBps: UInt64? = nil) -> Decision {
+                                probeBitrates: [UInt64]? = nil, deliveredBps: UInt64? = nil, lowestSustainedBps: UInt64? = nil) -> Decision {
         let available = Double(estimateBps > audioBps ? estimateBps - audioBps : 0)
         let cap = min(maxLayer, layerBitrates.count - 1)
         let active = cap >= 0 ? (0...cap).filter { layerBitrates[$0] > 0 } : []
@@ -275,11 +277,17 @@ public struct LayerSelector: Sendable {
             // cut that read low (seen end to end: a growing-queue cut read 150k on a 300 kbit/s
             // link while 263k was acknowledged, and the video stayed paused 9.6 s). The lowest
             // layer instead, as for any downgrade.
+            // Nor while the lowest layer fits once its keyframe bursts are left out: each
+            // keyframe request's keyframe lifts its 1 s rate for a second (seen in CI: a
+            // 180p keyframe paused the video 3.9 s at the end of the 300 kbit/s cap).
             var floor = fitting
-            if floor == nil, let lowest = active.first, let deliveredBps,
-               Double(deliveredBps > audioBps ? deliveredBps - audioBps : 0) >= rate(lowest) {
-                guard current != lowest else { return keep() }
-                floor = lowest
+            if floor == nil, let lowest = active.first {
+                let delivered = deliveredBps.map { Double($0 > audioBps ? $0 - audioBps : 0) } ?? 0
+                let sustained = lowest == 0 ? lowestSustainedBps.map { Double($0) } : nil
+                if delivered >= rate(lowest) || (sustained.map { $0 > 0 && available >= $0 } ?? false) {
+                    guard current != lowest else { return keep() }
+                    floor = lowest
+                }
             }
             let switchBefore = lastSwitch
             var decision = floor == nil ? change(to: nil, reason: .paused, now: now) : change(to: floor, reason: .bandwidthDecreased, now: now)

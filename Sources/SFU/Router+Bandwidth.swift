@@ -169,7 +169,8 @@ extension Router {
                 return stream.meter.bitrate(now: now)
             }
             let decision = subscription.layers.selector.update(estimateBps: estimate, audioBps: reserved, layerBitrates: rates, maxLayer: cap, now: now,
-                                                               probeBitrates: probeRates, deliveredBps: delivered)
+                                                               probeBitrates: probeRates, deliveredBps: delivered,
+                                                               lowestSustainedBps: rates.first.map { $0 > 0 ? subscription.track.streams[0].meter.sustainedBitrate(now: now) : 0 })
             if decision.changed {
                 if let layer = decision.target {
                     retarget(subscription, to: layer, reason: decision.reason, urgent: decision.urgent, now: now)

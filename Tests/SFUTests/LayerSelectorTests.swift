@@ -137,6 +137,17 @@ final class LayerSelectorTests: XCTestCase {
         let paused = selector.update(estimateBps: cut, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: 30_000_000, deliveredBps: UInt64(0.8 * lowest) + audio)
         XCTAssertNil(paused.target)
         XCTAssertEqual(paused.reason, .paused)
+        // The lowest layer's 1 s rate is a keyframe burst above its sustained rate, which fits: kept.
+        var bursty = LayerSelector()
+        _ = bursty.update(estimateBps: 2_500_000, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: 0)
+        let estimate = UInt64(0.9 * lowest) + audio
+        XCTAssertEqual(bursty.update(estimateBps: estimate, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: 10_000_000,
+                                     lowestSustainedBps: UInt64(0.8 * lowest)).target, 0, "not paused")
+        // A mild shortfall waits the 500 ms downgrade hold, then pauses when even the sustained rate does not fit.
+        _ = bursty.update(estimateBps: estimate, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: 20_000_000,
+                          lowestSustainedBps: UInt64(0.95 * lowest))
+        XCTAssertNil(bursty.update(estimateBps: estimate, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: 20_600_000,
+                                   lowestSustainedBps: UInt64(0.95 * lowest)).target, "paused when even the sustained rate does not fit")
         // Without a delivered rate (no transport-cc): as before, paused at once.
         var plain = LayerSelector()
         _ = plain.update(estimateBps: 2_500_000, audioBps: audio, layerBitrates: layers, maxLayer: 2, now: 0)
@@ -342,6 +353,26 @@ final class BitrateMeterTests: XCTestCase {
         var meter = BitrateMeter()
         for index in 0..<10 { meter.add(bytes: 1250, now: 1_000_000 + Int64(index) * 20_000) }
         XCTAssertEqual(Double(meter.bitrate(now: 1_200_000)), 500_000, accuracy: 100_000, "200 ms of a 500k stream is not 100k")
+    }
+
+    /// A 150 kbit/s layer (~70 ms frames of 1,300 B) with one 8 kB keyframe burst: the
+    /// plain rate reads the burst as ≈ +64 kbit/s for a second; the sustained rate does not.
+    func testSustainedRateLeavesOutAKeyframeBurst() {
+        var steady = BitrateMeter()
+        var burst = BitrateMeter()
+        var t: Int64 = 0
+        while t < 3_000_000 {
+            steady.add(bytes: 1_300, now: t)
+            burst.add(bytes: 1_300, now: t)
+            t += 70_000
+        }
+        burst.add(bytes: 8_000, now: 2_610_000)
+        let now: Int64 = 3_000_000
+        XCTAssertEqual(Double(steady.bitrate(now: now)), 150_000, accuracy: 12_000)
+        XCTAssertEqual(Double(steady.sustainedBitrate(now: now)), Double(steady.bitrate(now: now)), accuracy: 20_000, "steady: the same")
+        XCTAssertGreaterThan(burst.bitrate(now: now), 200_000, "the burst counts in the plain rate")
+        XCTAssertEqual(Double(burst.sustainedBitrate(now: now)), 150_000, accuracy: 20_000, "but not in the sustained one")
+        XCTAssertEqual(BitrateMeter().sustainedBitrate(now: now), 0)
     }
 
     func testRateDropIsSeenWithinTheWindow() {
