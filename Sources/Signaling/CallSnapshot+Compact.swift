@@ -1,4 +1,5 @@
 import CallCore
+import Storage
 
 /// Binary form of a ``CallSnapshot`` inside a ``StoredResult``. Enums as their raw strings
 /// (a renamed case makes old rows unreadable rather than silently different); a device's

@@ -1,4 +1,5 @@
 import CallCore
+import Storage
 import Foundation
 
 /// The first result of a command as kept in `processed_events.result`, so that a retry gets
