@@ -5,41 +5,7 @@ import XCTest
 /// Sends inside ``EventLoop/coalescingWebSocketWrites(_:)`` re-register each connection
 /// context once at the end of the scope; corked connections hold their frames until
 /// uncorked. Either way every frame arrives, in order.
-final class CoalescedWritesTests: XCTestCase {
-    var serverLoop: EventLoop!
-    var clientLoop: EventLoop!
-    var server: HTTPServer!
-    var delegate: EchoDelegate!
-    var url: String { "ws://127.0.0.1:\(server.boundPort)/ws" }
-
-    override func setUp() {
-        serverLoop = EventLoop(name: "coalesce-server")
-        serverLoop.start()
-        clientLoop = EventLoop(name: "coalesce-client")
-        clientLoop.start()
-    }
-
-    override func tearDown() {
-        server?.stop()
-        serverLoop.stop()
-        clientLoop.stop()
-    }
-
-    private func startServer() throws {
-        server = try HTTPServer(loop: serverLoop, host: "127.0.0.1", port: 0)
-        delegate = EchoDelegate()
-        server.webSocket(path: "/ws", maxIncomingPayload: 1 << 20, delegate: delegate)
-    }
-
-    private func eventually(_ seconds: Double = 20, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if condition() { return true }
-            usleep(5_000)
-        }
-        return condition()
-    }
-
+final class CoalescedWritesTests: EchoServerCase {
     /// A client that records the numbers in the frames it receives ("7:…" → 7).
     private final class Recorder {
         let lock = NSLock()

@@ -5,43 +5,18 @@ import XCTest
 /// The O(ready) WebSocket path (ReadyDispatcher + ContextCell): server connections keep
 /// their libsoup sources in private contexts, epoll picks the ready ones. These tests count
 /// the dispatcher's work instead of timing it.
-final class ReadyDispatchTests: XCTestCase {
-    var serverLoop: EventLoop!
-    var clientLoop: EventLoop!
-    var server: HTTPServer!
-    var delegate: EchoDelegate!
+final class ReadyDispatchTests: EchoServerCase {
     var savedPerContext = 4
-    var url: String { "ws://127.0.0.1:\(server.boundPort)/ws" }
 
     override func setUp() {
         savedPerContext = WebSocketConnection.connectionsPerContext
         _ = raiseFileDescriptorLimit()
-        serverLoop = EventLoop(name: "ready-server")
-        serverLoop.start()
-        clientLoop = EventLoop(name: "ready-client")
-        clientLoop.start()
+        super.setUp()
     }
 
     override func tearDown() {
-        server?.stop()
-        serverLoop.stop()
-        clientLoop.stop()
+        super.tearDown()
         WebSocketConnection.connectionsPerContext = savedPerContext
-    }
-
-    private func startServer(keepalive: UInt32 = 0) throws {
-        server = try HTTPServer(loop: serverLoop, host: "127.0.0.1", port: 0, keepaliveIntervalSeconds: keepalive)
-        delegate = EchoDelegate()
-        server.webSocket(path: "/ws", maxIncomingPayload: 1 << 20, delegate: delegate)
-    }
-
-    private func eventually(_ seconds: Double = 20, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if condition() { return true }
-            usleep(5_000)
-        }
-        return condition()
     }
 
     /// `idle` idle sockets plus one echo socket on one server loop: each echo runs at most a
