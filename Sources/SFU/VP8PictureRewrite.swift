@@ -52,15 +52,11 @@ struct VP8PictureFields: Equatable {
         let extended = payload[1]
         guard extended & 0x80 != 0 else { return nil }                          // I
         let wide = payload[2] & 0x80 != 0
-        var next = wide ? 4 : 3
+        let next = wide ? 4 : 3                                                 // after the PictureID
         guard payload.count >= next else { return nil }
-        var tl0: Int?
-        if extended & 0x40 != 0 {                                               // L
-            guard payload.count > next else { return nil }
-            tl0 = next
-            next += 1
-        }
-        return (2, tl0)
+        guard extended & 0x40 != 0 else { return (2, nil) }                     // L
+        guard payload.count > next else { return nil }
+        return (2, next)
     }
 
     /// Adds the deltas to the PictureID (mod 2^15, or 2^7 for a 7-bit one) and TL0PICIDX
