@@ -1,3 +1,5 @@
+import Storage
+
 /// Where a frame's time goes on the hub's loop, as histograms on /metrics
 /// (docs/benchmarks.md, "Hub latency"): a stall of the loop shows as a tail in one of them,
 /// and the tick's lateness shows stalls that no frame was waiting behind.
@@ -29,6 +31,9 @@ struct HubTimings {
     /// CPU µs of the loop thread in one retention chunk: the chunk's cost without the time
     /// the thread waited for a CPU (which dominated the wall time on the shared host).
     var purgeCPU = LatencyHistogram(bounds: LatencyHistogram.microsecondBounds)
+    /// Rows deleted by retention chunks of the ticks and of the batches (``PurgeRounds``).
+    var purgedInTicks = PurgeCounts()
+    var purgedInBatches = PurgeCounts()
     /// µs the tick timer fired after it was due: the loop was busy (or the thread waited
     /// for a CPU) that long.
     var tickLateness = LatencyHistogram(bounds: LatencyHistogram.microsecondBounds)
@@ -54,5 +59,17 @@ struct HubTimings {
                                   help: "CPU time of the hub's thread in one retention purge chunk.")
             + tickLateness.exposition(name: "switchboard_hub_tick_lateness_microseconds",
                                       help: "How late the tick timer fired: time the loop was busy or waiting for a CPU.")
+            + purgedRowsExposition()
+    }
+
+    private func purgedRowsExposition() -> [String] {
+        var lines = ["# HELP switchboard_purged_rows_total Rows deleted by retention, by kind and by what carried the chunk (a tick's own transaction, or a storage batch).",
+                     "# TYPE switchboard_purged_rows_total counter"]
+        for (carrier, counts) in [("tick", purgedInTicks), ("batch", purgedInBatches)] {
+            lines += ["switchboard_purged_rows_total{kind=\"calls\",in=\"\(carrier)\"} \(counts.calls)",
+                      "switchboard_purged_rows_total{kind=\"events\",in=\"\(carrier)\"} \(counts.events)",
+                      "switchboard_purged_rows_total{kind=\"outbox\",in=\"\(carrier)\"} \(counts.outboxEntries)"]
+        }
+        return lines
     }
 }

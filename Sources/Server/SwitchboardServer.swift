@@ -182,6 +182,7 @@ public final class SwitchboardServer {
                 if batchCut.mayBeFull(frames: taken, wallElapsed: elapsed),
                    batchCut.isFull(frames: taken, startedAt: cpuStarted, now: BatchCut.threadCPUMicroseconds()) { break }
             }
+            purgeInBatch(frames: taken, time: now())
             bodyEnded = EventLoop.monotonicMicroseconds()
             return actions
         }

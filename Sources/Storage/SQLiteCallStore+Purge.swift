@@ -34,11 +34,16 @@ extension SQLiteCallStore {
 
     /// At most `limit` rows of each kind (calls, events, outbox log rows) in
     /// one transaction. When the answer ``PurgeCounts/mayHaveMore(limit:)``, call again.
+    ///
+    /// Inside ``batch(_:)`` the chunk rides along the batch: its deletions commit with the
+    /// batch's steps (one COMMIT for both), and it runs in a savepoint, so a chunk that fails
+    /// undoes only itself and the batch's steps still commit (unless SQLite rolled the whole
+    /// transaction back itself; then the batch fails as it would have anyway).
     /// - Throws: `invalidCommit` for a `limit` below 1 (a chunk must make progress).
     public func purgeChunk(terminalCallsUpdatedBefore: Int64, eventsProcessedBefore: Int64, limit: Int) throws -> PurgeCounts {
         guard limit >= 1 else { throw StorageError.invalidCommit("purge chunk limit \(limit) is below 1") }
         return try locked { connection in
-            try connection.immediateTransaction {
+            try connection.isolatedTransaction {
                 try Self.purgeChunk(terminalCallsUpdatedBefore: terminalCallsUpdatedBefore,
                                     eventsProcessedBefore: eventsProcessedBefore, limit: limit, in: connection)
             }

@@ -170,6 +170,40 @@ final class SQLiteConnection {
         return try transaction(begin: "BEGIN IMMEDIATE", body)
     }
 
+    /// Work that may fail on its own without failing the batch it rides in: inside a batch,
+    /// `body` runs in a SAVEPOINT (https://sqlite.org/lang_savepoint.html), so an error rolls
+    /// back only its own writes (and drops the derived state it may have changed) and the
+    /// batch's steps still commit; outside a batch it is a transaction of its own. Used for the
+    /// retention chunk that rides along a batch (`purgeChunk` inside `batch`), where a savepoint
+    /// per batch costs nothing next to the rows it deletes, unlike one per step (see
+    /// ``immediateTransaction(_:)``). If SQLite rolled the whole transaction back itself (some
+    /// I/O and out-of-memory errors), or the savepoint cannot be rolled back, the batch fails
+    /// as with a failed step.
+    func isolatedTransaction<T>(_ body: () throws -> T) throws -> T {
+        guard inBatch else { return try immediateTransaction(body) }
+        if let batchFailure { throw batchFailure }
+        guard let db else { throw StorageError.closed }
+        try execute("SAVEPOINT isolated")
+        do {
+            let result = try body()
+            try execute("RELEASE isolated")
+            return result
+        } catch {
+            if sqlite3_get_autocommit(db) != 0 {
+                batchFailure = error
+            } else {
+                do {
+                    try execute("ROLLBACK TO isolated")
+                    try execute("RELEASE isolated")
+                    dropDerivedState()
+                } catch {
+                    batchFailure = error
+                }
+            }
+            throw error
+        }
+    }
+
     /// BEGIN (deferred) … COMMIT around several reads, so they see one snapshot even if another
     /// connection commits in between (https://sqlite.org/isolation.html).
     func readTransaction<T>(_ body: () throws -> T) throws -> T {

@@ -41,4 +41,30 @@ final class PurgeRoundsTests: XCTestCase {
         XCTAssertFalse(rounds.isDue(now: 1_400))
         XCTAssertTrue(rounds.isDue(now: 61_200))
     }
+
+    func testBatchesCarryChunksOnlyWhileChunksFindRows() {
+        var rounds = PurgeRounds(intervalMs: 60_000, chunkRows: 10)
+        XCTAssertNil(rounds.batchLimit(frames: 5), "nothing known to be due before the first chunk")
+        rounds.ran(short, now: 1_000)
+        XCTAssertFalse(rounds.inRound)
+        XCTAssertEqual(rounds.batchLimit(frames: 5), 5 * PurgeRounds.batchRowsPerFrame)
+        XCTAssertNil(rounds.batchLimit(frames: 0))
+        rounds.ranInBatch(PurgeCounts(calls: 0, events: 1, outboxEntries: 0))
+        XCTAssertEqual(rounds.batchLimit(frames: 1), PurgeRounds.batchRowsPerFrame)
+        rounds.ranInBatch(PurgeCounts())
+        XCTAssertNil(rounds.batchLimit(frames: 5), "a chunk that found nothing ends it until the next round")
+        // The batches' chunks do not move the rounds.
+        XCTAssertEqual(rounds.nextRoundAtWall, 61_000)
+        rounds.ran(PurgeCounts(), now: 61_000)
+        XCTAssertNil(rounds.batchLimit(frames: 5))
+    }
+
+    func testAFailureStopsTheBatchesChunksToo() {
+        var rounds = PurgeRounds(intervalMs: 60_000, chunkRows: 10)
+        rounds.ran(full, now: 1_000)
+        XCTAssertNotNil(rounds.batchLimit(frames: 5))
+        rounds.failed(now: 1_100)
+        XCTAssertNil(rounds.batchLimit(frames: 5))
+        XCTAssertFalse(rounds.isDue(now: 1_200))
+    }
 }

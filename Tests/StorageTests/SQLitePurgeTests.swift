@@ -160,4 +160,63 @@ final class SQLitePurgeTests: StorageTestCase {
         XCTAssertEqual(try store.purge(terminalCallsUpdatedBefore: 500, eventsProcessedBefore: 500).events, count)
         XCTAssertNil(try store.processedEvent(account: "alice", device: "phone", eventID: "e-\(count - 1)"))
     }
+
+    /// Inside a batch the chunk's deletions commit with the batch's steps, in one transaction.
+    func testAChunkInsideABatchCommitsWithTheBatch() throws {
+        let store = try openStore()
+        for i in 0 ..< 4 {
+            try store.commit(StepCommit(callID: "x", expectedRevision: nil, processedEvent: event("old-\(i)", at: 100), now: 100))
+        }
+        var counts = PurgeCounts()
+        try store.batch {
+            try store.commit(StepCommit(callID: "c0", expectedRevision: nil, call: call("c0", revision: 1),
+                                        processedEvent: event("new-0", at: 900), outbox: [(bobPhone, Data("a".utf8))], now: 900))
+            counts = try store.purgeChunk(terminalCallsUpdatedBefore: 500, eventsProcessedBefore: 500, limit: 3)
+        }
+        XCTAssertEqual(counts, PurgeCounts(calls: 0, events: 3, outboxEntries: 0))
+        let reopened = try openStore()
+        XCTAssertNil(try reopened.processedEvent(account: "alice", device: "phone", eventID: "old-2"))
+        XCTAssertNotNil(try reopened.processedEvent(account: "alice", device: "phone", eventID: "old-3"))
+        XCTAssertNotNil(try reopened.processedEvent(account: "alice", device: "phone", eventID: "new-0"))
+        XCTAssertEqual(try reopened.loadCall("c0")?.revision, 1)
+        XCTAssertEqual(try reopened.outbox(for: bobPhone, after: 0, limit: 10).map(\.payload), [Data("a".utf8)])
+    }
+
+    /// A chunk that fails inside a batch (a trigger stands in for an I/O error on a delete)
+    /// undoes only its own deletions: the batch's steps before and after it still commit, the
+    /// outbox seqs stay dense, and the expired rows are still there for a later chunk.
+    func testAChunkThatFailsInsideABatchUndoesOnlyItself() throws {
+        let store = try openStore()
+        for i in 0 ..< 3 {
+            try store.commit(StepCommit(callID: "x", expectedRevision: nil, processedEvent: event("old-\(i)", at: 100), now: 100))
+        }
+        // A fully acknowledged log row left behind, so the chunk also changes the outbox index
+        // (and must drop it when rolled back).
+        try store.commit(StepCommit(callID: "x", expectedRevision: nil, outbox: [(bobPhone, Data("1".utf8))], now: 0))
+        let other = try SQLiteConnection(path: databasePath)
+        try other.executeScript("INSERT INTO outbox_cursors (account, device, last_seq, acked_seq) VALUES ('bob', 'phone', 0, 1)")
+        try other.executeScript("""
+            CREATE TRIGGER failing_delete BEFORE DELETE ON processed_events WHEN OLD.event_id = 'old-1'
+            BEGIN SELECT RAISE(ABORT, 'io error'); END;
+            """)
+        try store.batch {
+            try store.commit(StepCommit(callID: "c0", expectedRevision: nil, call: call("c0", revision: 1),
+                                        processedEvent: event("new-0", at: 900), outbox: [(bobPhone, Data("2".utf8))], now: 900))
+            XCTAssertThrowsError(try store.purgeChunk(terminalCallsUpdatedBefore: 500, eventsProcessedBefore: 500, limit: 10))
+            try store.commit(StepCommit(callID: "c1", expectedRevision: nil, call: call("c1", revision: 1),
+                                        processedEvent: event("new-1", at: 900), outbox: [(bobPhone, Data("3".utf8))], now: 900))
+        }
+        try other.executeScript("DROP TRIGGER failing_delete")
+        other.close()
+        let reopened = try openStore()
+        for id in ["old-0", "old-1", "old-2", "new-0", "new-1"] {
+            XCTAssertNotNil(try reopened.processedEvent(account: "alice", device: "phone", eventID: id), id)
+        }
+        XCTAssertEqual(try reopened.loadCall("c1")?.revision, 1)
+        XCTAssertEqual(try reopened.outbox(for: bobPhone, after: 0, limit: 10).map(\.seq), [2, 3])
+        XCTAssertEqual(try store.outbox(for: bobPhone, after: 0, limit: 10).map(\.seq), [2, 3])
+        // A later chunk deletes what the failed one could not.
+        XCTAssertEqual(try store.purgeChunk(terminalCallsUpdatedBefore: 500, eventsProcessedBefore: 500, limit: 10),
+                       PurgeCounts(calls: 0, events: 3, outboxEntries: 1))
+    }
 }
