@@ -50,6 +50,24 @@ extension SQLiteCallStore {
         }
     }
 
+    /// Deletes processed events (bound ?1 = retention cutoff, ?2 = limit). They are in rowid
+    /// (= processing) order (schema 6), so the expired ones are a prefix: the statement reads
+    /// the oldest `limit` rows (`head`) and deletes those before the first one still within
+    /// retention, so it reads at most `limit` rows however long the backlog (no time index).
+    /// A record written after a clock step back stays until those before it go.
+    ///
+    /// (Until 2026-11-30 the statement looked for the first record within retention in the
+    /// whole table, i.e. read the entire expired backlog at every chunk: harmless while the
+    /// ticks kept the backlog short, but a backlog of 100,000 events made each chunk a scan of
+    /// them all, `SQLitePurgeTests.testAnEventChunkReadsOnlyItsLimitWhateverTheBacklog`.)
+    static let expiredEventsDelete = """
+        WITH head AS MATERIALIZED (SELECT id, processed_at FROM processed_events ORDER BY id LIMIT ?2)
+        DELETE FROM processed_events WHERE id IN
+        (SELECT id FROM head WHERE id < IFNULL(
+            (SELECT MIN(id) FROM head WHERE processed_at >= ?1),
+            (SELECT MAX(id) FROM head) + 1))
+        """
+
     private static func purgeChunk(terminalCallsUpdatedBefore: Int64, eventsProcessedBefore: Int64, limit: Int,
                                    in connection: SQLiteConnection) throws -> PurgeCounts {
         var counts = PurgeCounts()
@@ -69,16 +87,7 @@ extension SQLiteCallStore {
             }
         }
         counts.calls = connection.changes
-        // Processed events are in rowid (= processing) order (schema 6): the oldest `limit`
-        // below the first one still within retention. Cost ∝ rows deleted, no time index.
-        // A record written after a clock step back stays until those before it go.
-        try connection.with("""
-            DELETE FROM processed_events WHERE id IN
-            (SELECT id FROM processed_events WHERE id < IFNULL(
-                (SELECT id FROM processed_events WHERE processed_at >= ?1 ORDER BY id LIMIT 1),
-                (SELECT MAX(id) FROM processed_events) + 1)
-             ORDER BY id LIMIT ?2)
-            """) { statement in
+        try connection.with(Self.expiredEventsDelete) { statement in
             try statement.bind(1, eventsProcessedBefore)
             try statement.bind(2, Int64(limit))
             try statement.run()

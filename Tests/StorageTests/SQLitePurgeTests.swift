@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 import XCTest
 @testable import Storage
@@ -218,5 +219,57 @@ final class SQLitePurgeTests: StorageTestCase {
         // A later chunk deletes what the failed one could not.
         XCTAssertEqual(try store.purgeChunk(terminalCallsUpdatedBefore: 500, eventsProcessedBefore: 500, limit: 10),
                        PurgeCounts(calls: 0, events: 3, outboxEntries: 1))
+    }
+
+    /// The processed-event delete reads at most its `limit` rows, however many expired
+    /// records wait: the VM steps of a 10-row chunk are the same with 30 and with 3,000
+    /// expired records (the statement that looked for the first record within retention
+    /// read them all at every chunk). Measured with SQLITE_STMTSTATUS_VM_STEP
+    /// (https://sqlite.org/c3ref/c_stmtstatus_counter.html) on the store's own statement.
+    func testAnEventChunkReadsOnlyItsLimitWhateverTheBacklog() throws {
+        func vmStepsOfOneChunk(backlog: Int) throws -> Int32 {
+            let path = directory.appendingPathComponent("backlog-\(backlog).sqlite").path
+            let store = try SQLiteCallStore(path: path)
+            try store.batch {
+                for i in 0 ..< backlog {
+                    try store.commit(StepCommit(callID: "x", expectedRevision: nil, processedEvent: event("old-\(i)", at: 100), now: 100))
+                }
+                try store.commit(StepCommit(callID: "x", expectedRevision: nil, processedEvent: event("new", at: 900), now: 900))
+            }
+            store.close()
+            let connection = try SQLiteConnection(path: path)
+            defer { connection.close() }
+            return try connection.with(SQLiteCallStore.expiredEventsDelete) { statement in
+                try statement.bind(1, Int64(500))
+                try statement.bind(2, Int64(10))
+                try statement.run()
+                XCTAssertEqual(connection.changes, 10)
+                return sqlite3_stmt_status(statement.handle, SQLITE_STMTSTATUS_VM_STEP, 0)
+            }
+        }
+        let short = try vmStepsOfOneChunk(backlog: 30)
+        let long = try vmStepsOfOneChunk(backlog: 3_000)
+        XCTAssertGreaterThan(short, 0)
+        XCTAssertEqual(long, short, "a chunk's work must not grow with the backlog")
+    }
+
+    /// The bounded delete keeps the order rule: nothing at or after the first record within
+    /// retention goes, even when expired records follow it (a clock step back).
+    func testAnEventChunkStopsAtTheFirstRecordWithinRetention() throws {
+        let store = try openStore()
+        for (id, at) in [("a", 100), ("b", 100), ("keep", 900), ("after-step-back", 100), ("c", 900)] {
+            try store.commit(StepCommit(callID: "x", expectedRevision: nil, processedEvent: event(id, at: Int64(at)), now: Int64(at)))
+        }
+        XCTAssertEqual(try store.purgeChunk(terminalCallsUpdatedBefore: 500, eventsProcessedBefore: 500, limit: 10).events, 2)
+        XCTAssertEqual(try store.purgeChunk(terminalCallsUpdatedBefore: 500, eventsProcessedBefore: 500, limit: 1).events, 0)
+        XCTAssertNotNil(try store.processedEvent(account: "alice", device: "phone", eventID: "after-step-back"))
+        // A limit that ends before the first record within retention.
+        let other = try openStore(directory.appendingPathComponent("limit.sqlite").path)
+        for id in ["a", "b", "c"] {
+            try other.commit(StepCommit(callID: "x", expectedRevision: nil, processedEvent: event(id, at: 100), now: 100))
+        }
+        XCTAssertEqual(try other.purgeChunk(terminalCallsUpdatedBefore: 500, eventsProcessedBefore: 500, limit: 2).events, 2)
+        XCTAssertNotNil(try other.processedEvent(account: "alice", device: "phone", eventID: "c"))
+        XCTAssertEqual(try other.purgeChunk(terminalCallsUpdatedBefore: 500, eventsProcessedBefore: 500, limit: 2).events, 1)
     }
 }

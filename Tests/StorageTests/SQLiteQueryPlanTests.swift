@@ -14,9 +14,11 @@ final class SQLiteQueryPlanTests: StorageTestCase {
         // per device.
         "SCAN outbox_log": "outbox index rebuild",
         "SCAN outbox_cursors": "outbox index rebuild",
-        // purge, once a minute: processed events from the low end of the rowid order up to
-        // the first one within retention (rows it reads are the ones it deletes, plus one).
+        // purge: the oldest `limit` processed events in rowid order (`head`), of which it
+        // deletes those before the first one within retention: it reads at most `limit`
+        // rows (testAnEventChunkReadsOnlyItsLimitWhateverTheBacklog).
         "SCAN processed_events": "purge from the oldest record",
+        "SCAN head": "purge from the oldest record",
     ]
 
     /// Runs every public operation once so that each statement gets prepared.
