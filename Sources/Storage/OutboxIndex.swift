@@ -9,6 +9,14 @@
 ///
 /// The log holds only unacknowledged entries (rows leave once all their entries are
 /// acknowledged), so a rebuild reads a backlog, not history.
+///
+/// Devices are known lazily: a rebuild loads the cursors of the devices that have entries in
+/// the log, and any other device's cursor is read the first time it is needed (``isKnown(_:)``,
+/// ``loadCursor(_:last:acked:)``). A device with nothing pending is "settled"; its queue holds
+/// nothing its cursor row does not (an acknowledgement writes `last_seq` and `acked_seq`), so
+/// once more than ``settledLimit`` devices are settled the oldest are forgotten and read
+/// again from their cursors when next used. Memory and rebuilds thus follow the devices
+/// with something pending and the recently active ones, not every device ever seen.
 final class OutboxIndex {
     struct Location {
         var seq: Int64
@@ -27,13 +35,39 @@ final class OutboxIndex {
         var lastSeq: Int64 { max(last, acked) }
     }
 
+    /// 65,536 settled devices kept (≈ 100 bytes each, ~6 MB): the devices of far more calls in
+    /// progress than one hub handles, so a device in a call is read from its cursor once per
+    /// call at most, while an index of every device ever seen is bounded.
+    static let defaultSettledLimit = 65_536
+
+    /// Devices whose cursor is known: those with entries pending, and settled ones.
     private(set) var queues: [StoredDeviceKey: Queue] = [:]
     /// Unacknowledged entries per log row.
     private(set) var unacked: [Int64: Int] = [:]
     /// Rows whose entries were all acknowledged (found by a rebuild), to be deleted.
     private(set) var orphanRows: Set<Int64> = []
+    /// How many settled devices (nothing pending) are kept before the oldest are forgotten.
+    let settledLimit: Int
+    /// Devices in the order they settled (a device may appear more than once; an entry whose
+    /// device has something pending again, or was forgotten already, is skipped).
+    private var settledOrder: [StoredDeviceKey] = []
 
+    init(settledLimit: Int = OutboxIndex.defaultSettledLimit) {
+        self.settledLimit = max(1, settledLimit)
+    }
+
+    /// True when `device`'s cursor is loaded; otherwise the caller reads it
+    /// (``loadCursor(_:last:acked:)``, no row = 0, 0) before asking for its seqs.
+    func isKnown(_ device: StoredDeviceKey) -> Bool { queues[device] != nil }
+
+    /// The device's last assigned seq. Only for a known device (``isKnown(_:)``).
     func lastSeq(of device: StoredDeviceKey) -> Int64 { queues[device]?.lastSeq ?? 0 }
+
+    /// The device's acknowledged seq. Only for a known device.
+    func ackedSeq(of device: StoredDeviceKey) -> Int64 { queues[device]?.acked ?? 0 }
+
+    /// Devices whose cursor is loaded but which have nothing pending (tests).
+    var settledCount: Int { queues.values.reduce(0) { $0 + ($1.pending.isEmpty ? 1 : 0) } }
 
     /// Entries of `device` with seq > `seq`, ascending, at most `limit`.
     func pending(of device: StoredDeviceKey, after seq: Int64, limit: Int) -> ArraySlice<Location> {
@@ -49,9 +83,12 @@ final class OutboxIndex {
 
     // MARK: Building (rebuild from the database).
 
+    /// The cursor row of `device` (0, 0 when it has none), from a rebuild or on first use.
     func loadCursor(_ device: StoredDeviceKey, last: Int64, acked: Int64) {
+        let isNew = queues[device] == nil
         queues[device, default: Queue()].last = max(queues[device]?.last ?? 0, last)
         queues[device, default: Queue()].acked = acked
+        if isNew { settled(device) }
     }
 
     /// Adds a stored row's entries; call after every cursor was loaded. Entries at or below
@@ -76,6 +113,31 @@ final class OutboxIndex {
         for (device, queue) in queues where !queue.pending.isEmpty {
             queues[device]?.pending.sort { $0.seq < $1.seq }
         }
+    }
+
+    /// `device` has nothing pending now: remember the order, and forget the oldest settled
+    /// devices once there are more than ``settledLimit``.
+    private func settled(_ device: StoredDeviceKey) {
+        settledOrder.append(device)
+        if settledOrder.count > 2 * settledLimit { sweepSettled() }
+    }
+
+    /// Keeps the `settledLimit` most recently settled devices and forgets the rest. The order
+    /// list comes out with one entry per settled device (at most `settledLimit`), so the next
+    /// sweep is at least `settledLimit` settles away: O(1) per settle, amortized.
+    private func sweepSettled() {
+        var seen = Set<StoredDeviceKey>()
+        var kept: [StoredDeviceKey] = []
+        for device in settledOrder.reversed() where queues[device]?.pending.isEmpty == true {
+            if seen.insert(device).inserted { kept.append(device) }
+        }
+        kept.reverse()
+        let excess = kept.count - settledLimit
+        if excess > 0 {
+            for device in kept.prefix(excess) { queues[device] = nil }
+            kept.removeFirst(excess)
+        }
+        settledOrder = kept
     }
 
     // MARK: Changes (after the matching SQL succeeded).
@@ -109,6 +171,7 @@ final class OutboxIndex {
         }
         queue.pending.removeFirst(trimmed)
         queues[device] = queue
+        if queue.pending.isEmpty { settled(device) }
         return emptied
     }
 

@@ -25,6 +25,7 @@ extension SQLiteCallStore {
         entries.reserveCapacity(outbox.count)
         var assigned: [StoredDeviceKey: Int64] = [:]
         for (device, payload) in outbox {
+            if assigned[device] == nil { try knowCursor(of: device, index: index, in: connection) }
             let seq = (assigned[device] ?? index.lastSeq(of: device)) + 1
             assigned[device] = seq
             entries.append(OutboxEntry(device: device, seq: seq, payload: payload, createdAt: now))
@@ -40,30 +41,46 @@ extension SQLiteCallStore {
         return entries
     }
 
-    /// The connection's outbox index, rebuilt from the log and the cursors if it was dropped.
+    /// The connection's outbox index, rebuilt from the log if it was dropped: the log's rows
+    /// (the backlog) and the cursors of the devices that have entries in them; other devices'
+    /// cursors are read on first use (``knowCursor(of:index:in:)``).
     /// Call inside a transaction (the rebuild must read one snapshot) after
     /// `dropDerivedStateIfOthersCommitted` (taking the write lock does that).
     static func outboxIndex(in connection: SQLiteConnection) throws -> OutboxIndex {
         if let index = connection.outboxIndex { return index }
-        let index = OutboxIndex()
-        try connection.with("SELECT account, device, last_seq, acked_seq FROM outbox_cursors") { statement in
-            while try statement.step() {
-                index.loadCursor(StoredDeviceKey(account: statement.string(0), device: statement.string(1)),
-                                 last: statement.int64(2), acked: statement.int64(3))
-            }
-        }
+        let index = OutboxIndex(settledLimit: connection.outboxSettledLimit ?? OutboxIndex.defaultSettledLimit)
+        var rows: [(Int64, OutboxLogRecord)] = []
         try connection.with("SELECT id, entries FROM outbox_log ORDER BY id") { statement in
             while try statement.step() {
-                index.loadRow(statement.int64(0), try OutboxLogRecord(decoding: statement.data(1)))
+                rows.append((statement.int64(0), try OutboxLogRecord(decoding: statement.data(1))))
             }
         }
+        for (_, record) in rows {
+            for entry in record.entries where !index.isKnown(entry.device) {
+                try knowCursor(of: entry.device, index: index, in: connection)
+            }
+        }
+        for (row, record) in rows { index.loadRow(row, record) }
         index.finishLoading()
         connection.outboxIndex = index
         return index
     }
 
+    /// Reads `device`'s cursor row into `index` unless it is known already (no row: 0, 0).
+    static func knowCursor(of device: StoredDeviceKey, index: OutboxIndex, in connection: SQLiteConnection) throws {
+        guard !index.isKnown(device) else { return }
+        let (last, acked) = try connection.with("SELECT last_seq, acked_seq FROM outbox_cursors WHERE account = ?1 AND device = ?2") { statement -> (Int64, Int64) in
+            try statement.bind(1, device.account)
+            try statement.bind(2, device.device)
+            return try statement.step() ? (statement.int64(0), statement.int64(1)) : (0, 0)
+        }
+        index.loadCursor(device, last: last, acked: acked)
+    }
+
     /// The device's last assigned seq (0 if none).
     static func lastSeq(of device: StoredDeviceKey, in connection: SQLiteConnection) throws -> Int64 {
-        try outboxIndex(in: connection).lastSeq(of: device)
+        let index = try outboxIndex(in: connection)
+        try knowCursor(of: device, index: index, in: connection)
+        return index.lastSeq(of: device)
     }
 }

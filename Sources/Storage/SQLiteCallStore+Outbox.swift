@@ -54,9 +54,10 @@ extension SQLiteCallStore {
                 // entries are trimmed. The cursor row is created by the first ack; an ack
                 // that moves nothing writes nothing.
                 let index = try Self.outboxIndex(in: connection)
+                try Self.knowCursor(of: device, index: index, in: connection)
                 let last = index.lastSeq(of: device)
                 let acked = min(seq, last)
-                guard acked > 0, acked > index.queues[device]?.acked ?? 0 else { return }
+                guard acked > 0, acked > index.ackedSeq(of: device) else { return }
                 try connection.with("""
                     INSERT INTO outbox_cursors (account, device, last_seq, acked_seq) VALUES (?1, ?2, ?4, ?3)
                     ON CONFLICT (account, device) DO UPDATE

@@ -20,6 +20,9 @@ final class SQLiteConnection {
     /// the write lock is taken and before reads outside it) and nothing that changed it was
     /// rolled back (dropped on such a rollback, of a step or of a transaction).
     var outboxIndex: OutboxIndex?
+    /// `OutboxIndex.settledLimit` for indexes built on this connection; nil = the default
+    /// (tests set a small one to see devices forgotten).
+    var outboxSettledLimit: Int?
     /// Participants and terminal flag of calls as stored, per call ID, as this connection
     /// last wrote or read them, so that a step's call update need not read the participant
     /// rows back to compare. Same validity as `outboxIndex`; only live calls are kept.
