@@ -25,7 +25,7 @@ import CSQLite
 /// opens), so ``installIfNeeded()`` runs once per process from `SQLiteConnection.init`.
 /// This file must stay the only caller of the `sb_pcache_*` functions: they are `static
 /// inline`, so each Swift file that calls them gets its own copy of their state.
-enum SQLitePageCache {
+public enum SQLitePageCache {
     /// `sb_pcache_install`'s result code, computed once per process (swift_once).
     private static let installResult: Int32 = sb_pcache_install()
 
@@ -35,12 +35,13 @@ enum SQLitePageCache {
     static func installIfNeeded() -> Bool { installResult == SQLITE_OK }
 
     /// Whether the wrapper is installed (false if something initialized SQLite first: then
-    /// SQLite's own cache runs, correct but with the scans above).
-    static var isInstalled: Bool { installIfNeeded() }
+    /// SQLite's own cache runs, correct but with the scans above). Installs it if no
+    /// connection has been opened yet.
+    public static var isInstalled: Bool { installIfNeeded() }
 
     /// How many times a page was parked at the pending-byte page number through the wrapper
     /// (one per sibling swap in a B-tree rebalance), across all connections of the process.
-    static var parkedRekeys: UInt { sb_pcache_parked_rekeys() }
+    public static var parkedRekeys: UInt { sb_pcache_parked_rekeys() }
 
     /// The page number `balance_nonroot` parks a page at for `pageSize`.
     static func parkingKey(pageSize: Int32) -> UInt32 { sb_pcache_parking_key(pageSize) }
