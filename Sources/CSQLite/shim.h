@@ -36,7 +36,9 @@ static inline sqlite3_destructor_type sb_sqlite_transient(void) { return SQLITE_
 //
 // State: the inner methods live in a function-local static, one copy per translation unit
 // that calls these functions (static inline). Only Sources/Storage/SQLitePageCache.swift calls
-// them, so the installed function pointers and the state they use are that file's copy.
+// them, so the installed function pointers and the state they use are that file's copy
+// (SQLitePageCacheTests also calls sb_pcache_install, only to see it refused once SQLite is
+// initialized, which touches no state).
 
 /// 1 GiB: SQLite's PENDING_BYTE (global.c sqlite3PendingByte, 0x40000000; only test builds
 /// can change it). A different value would only make the wrapper park nothing.
