@@ -59,14 +59,12 @@ public final class SQLiteCallStore: CallStore, @unchecked Sendable {
         try connection.execute("PRAGMA temp_store = MEMORY")
         // 32 MiB page cache instead of the default 2 MiB: the outbox and processed-event
         // indexes outgrow 2 MiB within minutes of load, and every miss is a pread of the WAL.
-        // Its cost: SQLite's default page cache scans its whole hash table and every cached
-        // page header at the COMMIT of any transaction whose B-tree rebalancing renumbered
-        // sibling pages (balance_nonroot parks a page at the pending-byte page number,
-        // 262,145 with 4 KiB pages, which leaves the cache's highest key there, so the
-        // commit's truncate takes pcache1TruncateUnsafe's "remove many pages" path); with
-        // random-keyed inserts nearly every batch does. 8 MiB made that scan a quarter but
-        // read twice the pages per setup once the database had grown (60 s runs, same CPU
-        // per setup): docs/benchmarks.md, "Hub CPU per setup".
+        // SQLite's default page cache used to scan its whole hash table and every cached page
+        // header at the COMMIT after any B-tree rebalance that renumbered sibling pages (a cost
+        // proportional to this size, ~0.5 ms per such COMMIT at 32 MiB); `SQLitePageCache`
+        // removes that scan without changing what is cached. 8 MiB had made the scan a quarter
+        // but read twice the pages per setup once the database had grown (60 s runs, same CPU
+        // per setup): docs/benchmarks.md, "Hub CPU per setup" and "Page-cache scan at COMMIT".
         try connection.execute("PRAGMA cache_size = -\(Self.pageCacheKiB)")
         // No checkpoint inside a commit: the WALCheckpointer thread does them through its own
         // connection, so the writer's thread never waits for a checkpoint's fsync.

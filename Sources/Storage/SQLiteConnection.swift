@@ -47,6 +47,8 @@ final class SQLiteConnection {
 
     init(path: String) throws {
         self.path = path
+        // Before SQLite initializes (the first open does): see `SQLitePageCache`.
+        SQLitePageCache.installIfNeeded()
         var handle: OpaquePointer?
         // NOMUTEX: SQLite's own per-connection mutex is redundant with the store's lock.
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
