@@ -90,7 +90,10 @@ public final class SwitchboardServer {
                                          "workers": .int(Int64(sfu.workers.count)), "fingerprint": .string(sfu.fingerprint)])
         }
         log.info("listening", ["host": .string(config.http.host), "port": .int(Int64(server.boundPort)),
-                               "database": .string(config.database.path), "pid": .int(Int64(getpid()))])
+                               "database": .string(config.database.path), "pid": .int(Int64(getpid())),
+                               // False only if something initialized SQLite first: correct, but COMMITs
+                               // then walk the whole page cache after B-tree swaps (docs/benchmarks.md).
+                               "sqlitePageCacheWrapper": .bool(SQLitePageCache.isInstalled)])
         loop.run()
         log.info("stopped", [:])
         return 0
