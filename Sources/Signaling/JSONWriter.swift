@@ -26,13 +26,13 @@ public struct JSONWriter: Sendable {
     public mutating func field(_ key: String, _ value: Int64?) {
         guard let value else { return }
         key_(key)
-        bytes.append(contentsOf: String(value).utf8)
+        Self.appendDecimal(value, to: &bytes)
     }
 
     public mutating func field(_ key: String, _ value: Int?) {
         guard let value else { return }
         key_(key)
-        bytes.append(contentsOf: String(value).utf8)
+        Self.appendDecimal(Int64(value), to: &bytes)
     }
 
     public mutating func field(_ key: String, _ value: Bool?) {
@@ -51,6 +51,35 @@ public struct JSONWriter: Sendable {
     public mutating func null(_ key: String) {
         key_(key)
         bytes.append(contentsOf: "null".utf8)
+    }
+
+    /// A nested object under `key`, its fields written by `body` straight into this writer:
+    /// the bytes of `raw(key, <a separate writer's finish()>)` without the second buffer
+    /// and string.
+    mutating func object(_ key: String, _ body: (inout JSONWriter) -> Void) {
+        key_(key)
+        bytes.append(UInt8(ascii: "{"))
+        first = true
+        body(&self)
+        bytes.append(UInt8(ascii: "}"))
+        first = false
+    }
+
+    /// An array of objects under `key`, one per element, each written by `body` in place:
+    /// the bytes of `raw(key, "[" + elements.map { <object> }.joined(separator: ",") + "]")`.
+    mutating func objects<S: Sequence>(_ key: String, _ elements: S, _ body: (inout JSONWriter, S.Element) -> Void) {
+        key_(key)
+        bytes.append(UInt8(ascii: "["))
+        var firstElement = true
+        for element in elements {
+            if firstElement { firstElement = false } else { bytes.append(UInt8(ascii: ",")) }
+            bytes.append(UInt8(ascii: "{"))
+            first = true
+            body(&self, element)
+            bytes.append(UInt8(ascii: "}"))
+        }
+        bytes.append(UInt8(ascii: "]"))
+        first = false
     }
 
     public consuming func finish() -> String {
@@ -73,6 +102,24 @@ public struct JSONWriter: Sendable {
     }
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+
+    /// Appends `value` in decimal, the bytes of `String(value)` (`-` and digits, no leading
+    /// zeros), without making the string.
+    static func appendDecimal(_ value: Int64, to out: inout [UInt8]) {
+        if value < 0 { out.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        var digits = 1
+        var rest = magnitude / 10
+        while rest > 0 { digits += 1; rest /= 10 }
+        let start = out.count
+        out.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: digits))
+        var k = start + digits - 1
+        while magnitude > 0 {
+            out[k] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+            magnitude /= 10
+            k -= 1
+        }
+    }
 
     /// Appends `value` as a JSON string literal (RFC 8259 §7) to `out`, as UTF-8 bytes.
     static func appendQuoted(_ value: String, to out: inout [UInt8]) {
