@@ -148,7 +148,7 @@ enum OutboxFrame {
     /// `String(decoding: payload, as: UTF8.self)`, made with one copy of the payload (not
     /// three: decode, splice, append) into the frame's own storage.
     static func frame(payload: Data, seq: Int64, extra: String? = nil) -> String {
-        guard payload.starts(with: prefixBytes) else { return String(decoding: payload, as: UTF8.self) }
+        guard hasPrefix(payload, prefixBytes) else { return String(decoding: payload, as: UTF8.self) }
         var head = prefixBytes
         head.reserveCapacity(prefixBytes.count + seqKeyBytes.count + 22 + (extra.map { $0.utf8.count + 1 } ?? 0))
         head.append(contentsOf: seqKeyBytes)
@@ -177,6 +177,13 @@ enum OutboxFrame {
     }
 
     static func isIncoming(_ payload: Data) -> Bool {
-        payload.starts(with: incomingBytes)
+        hasPrefix(payload, incomingBytes)
+    }
+
+    /// `payload.starts(with: prefix)` over the contiguous bytes: `Data`'s generic iteration
+    /// took ~2,000 instructions for a 30-byte prefix (callgrind).
+    private static func hasPrefix(_ payload: Data, _ prefix: [UInt8]) -> Bool {
+        guard payload.count >= prefix.count else { return false }
+        return payload.withUnsafeBytes { bytes in bytes.prefix(prefix.count).elementsEqual(prefix) }
     }
 }
