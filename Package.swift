@@ -64,7 +64,7 @@ let package = Package(
         .testTarget(name: "AuthTests", dependencies: ["Auth"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage"]),
         .testTarget(name: "IOTests", dependencies: ["IO"], swiftSettings: v5),
-        .testTarget(name: "SignalingTests", dependencies: ["Signaling", "CallCore", "Storage", "Auth"]),
+        .testTarget(name: "SignalingTests", dependencies: ["Signaling", "CallCore", "Storage", "Auth", "CAllocationCounter"]),
         .testTarget(name: "IntegrationTests", dependencies: ["SignalingClient", "IO", "Auth", "Peer", "NetEmu"], exclude: ["aiortc"], swiftSettings: v5),
         .testTarget(name: "BenchTests", dependencies: ["Bench"], swiftSettings: v5),
         .testTarget(name: "ServerTests", dependencies: ["Server"], swiftSettings: v5),

@@ -171,9 +171,13 @@ struct CallStateJSON {
         JSONWriter.appendQuoted(value, to: &out)
     }
 
-    private mutating func int<I: BinaryInteger>(_ name: StaticString, _ value: I) {
+    private mutating func int(_ name: StaticString, _ value: Int64) {
         key(name)
         fresh = false
-        out.append(contentsOf: String(value).utf8)
+        JSONWriter.appendDecimal(value, to: &out)
+    }
+
+    private mutating func int(_ name: StaticString, _ value: Int) {
+        int(name, Int64(value))
     }
 }

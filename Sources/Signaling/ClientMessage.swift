@@ -103,12 +103,17 @@ public enum CommandKind: Equatable, Sendable {
 extension ClientMessage {
     /// Parses one text frame. Never traps on any input.
     public static func parse(_ text: String) -> Result<ClientMessage, WireError> {
-        let bytes = Array(text.utf8)
-        guard JSONShape.depth(of: bytes) <= JSONShape.maxDepth else { return .failure(.tooDeep) }
+        // Scanned in place (a native string's UTF-8 storage), not copied into an array first.
+        let scanned = text.utf8.withContiguousStorageIfAvailable { RawFrame.scan($0) } ?? RawFrame.scan(Array(text.utf8))
         let raw: RawFrame
-        if let scanned = RawFrame.scan(bytes) {
+        if let scanned {
+            // No depth check needed: the scanner takes only a flat object whose one nested
+            // value is an array of strings (depth 2 ≤ ``JSONShape/maxDepth``), and it reads
+            // string contents the way ``JSONShape`` skips them, so `depth(of:)` would be ≤ 2.
             raw = scanned
         } else {
+            let bytes = Array(text.utf8)
+            guard JSONShape.depth(of: bytes) <= JSONShape.maxDepth else { return .failure(.tooDeep) }
             // Anything the scanner does not take (bad JSON, a wrong type, nesting in an
             // unknown field, a fractional number, a repeated key) goes to Foundation's
             // decoder, which accepts or refuses it with its error as before.

@@ -10,10 +10,14 @@
 /// texts stay exactly as they were.
 extension RawFrame {
     static func scan(_ bytes: [UInt8]) -> RawFrame? {
-        bytes.withUnsafeBufferPointer { buffer in
-            var scanner = FrameScanner(bytes: buffer)
-            return scanner.frame()
-        }
+        bytes.withUnsafeBufferPointer { scan($0) }
+    }
+
+    /// ``scan(_:)-([UInt8])`` over bytes the caller holds (a native `String`'s UTF-8 storage,
+    /// so a frame is not copied into an array first).
+    static func scan(_ bytes: UnsafeBufferPointer<UInt8>) -> RawFrame? {
+        var scanner = FrameScanner(bytes: bytes)
+        return scanner.frame()
     }
 }
 
@@ -207,57 +211,85 @@ private struct FrameScanner {
         return value
     }
 
-    /// A string literal, unescaped (RFC 8259 §7). Runs without escapes are copied in bulk.
+    /// A string literal, unescaped (RFC 8259 §7), made into a `String` with one copy: a
+    /// literal without escapes straight from the frame's bytes, one with escapes (an SDP's
+    /// `\r\n`) unescaped directly into the new string's storage.
     private mutating func string() -> String? {
         guard take(UInt8(ascii: "\"")) else { return nil }
-        var out: [UInt8] = []
-        var runStart = i
-        while i < bytes.count {
-            let b = bytes[i]
-            if b == UInt8(ascii: "\"") {
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart ..< i]))
-                i += 1
-                return String(decoding: out, as: UTF8.self)
-            }
+        let start = i
+        // Find the closing quote; an escape's second byte is never the end.
+        var end = i
+        var escaped = false
+        while end < bytes.count {
+            let b = bytes[end]
+            if b == UInt8(ascii: "\"") { break }
             if b < 0x20 { return nil }
-            guard b == UInt8(ascii: "\\") else { i += 1; continue }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart ..< i]))
-            i += 1
-            guard i < bytes.count else { return nil }
-            let e = bytes[i]
-            i += 1
-            switch e {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): out.append(e)
-            case UInt8(ascii: "b"): out.append(0x08)
-            case UInt8(ascii: "f"): out.append(0x0C)
-            case UInt8(ascii: "n"): out.append(0x0A)
-            case UInt8(ascii: "r"): out.append(0x0D)
-            case UInt8(ascii: "t"): out.append(0x09)
-            case UInt8(ascii: "u"):
-                guard var code = hex4() else { return nil }
-                if (0xD800 ... 0xDBFF).contains(code) {
-                    guard take(UInt8(ascii: "\\")), take(UInt8(ascii: "u")), let low = hex4(), (0xDC00 ... 0xDFFF).contains(low) else {
-                        return nil
-                    }
-                    code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
-                } else if (0xDC00 ... 0xDFFF).contains(code) {
-                    return nil
-                }
-                guard let scalar = Unicode.Scalar(code) else { return nil }
-                out.append(contentsOf: String(Character(scalar)).utf8)
-            default:
-                return nil
-            }
-            runStart = i
+            if b == UInt8(ascii: "\\") { escaped = true; end += 2 } else { end += 1 }
         }
-        return nil
+        guard end < bytes.count else { return nil }
+        let literal = UnsafeBufferPointer(rebasing: bytes[start ..< end])
+        i = end + 1
+        guard escaped else { return String(decoding: literal, as: UTF8.self) }
+        // Unescaping never lengthens: a 2-byte escape gives 1 byte, `\uXXXX` (6 bytes) at most
+        // 3 UTF-8 bytes, a surrogate pair (12 bytes) 4. So `literal.count` bytes of storage
+        // always suffice, and every write below is at an index < `n` + (bytes the escape being
+        // written consumed from `literal`), i.e. < literal.count.
+        var valid = true
+        let text = String(unsafeUninitializedCapacity: literal.count) { out -> Int in
+            var n = 0
+            var k = 0
+            while k < literal.count {
+                let b = literal[k]
+                guard b == UInt8(ascii: "\\") else {
+                    if b < 0x20 { valid = false; return 0 }
+                    out[n] = b; n += 1; k += 1
+                    continue
+                }
+                // The scan above stopped at the closing quote only outside an escape, so a
+                // backslash here always has a next byte inside `literal`.
+                guard k + 1 < literal.count else { valid = false; return 0 }
+                let e = literal[k + 1]
+                k += 2
+                let byte: UInt8
+                switch e {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): byte = e
+                case UInt8(ascii: "b"): byte = 0x08
+                case UInt8(ascii: "f"): byte = 0x0C
+                case UInt8(ascii: "n"): byte = 0x0A
+                case UInt8(ascii: "r"): byte = 0x0D
+                case UInt8(ascii: "t"): byte = 0x09
+                case UInt8(ascii: "u"):
+                    guard var code = Self.hex4(literal, at: k) else { valid = false; return 0 }
+                    k += 4
+                    if (0xD800 ... 0xDBFF).contains(code) {
+                        guard k + 1 < literal.count, literal[k] == UInt8(ascii: "\\"), literal[k + 1] == UInt8(ascii: "u"),
+                              let low = Self.hex4(literal, at: k + 2), (0xDC00 ... 0xDFFF).contains(low) else {
+                            valid = false; return 0
+                        }
+                        k += 6
+                        code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                    } else if (0xDC00 ... 0xDFFF).contains(code) {
+                        valid = false; return 0
+                    }
+                    guard let scalar = Unicode.Scalar(code), let units = UTF8.encode(scalar) else { valid = false; return 0 }
+                    for unit in units { out[n] = unit; n += 1 }
+                    continue
+                default:
+                    valid = false; return 0
+                }
+                out[n] = byte; n += 1
+            }
+            return n
+        }
+        return valid ? text : nil
     }
 
-    private mutating func hex4() -> UInt32? {
-        guard bytes.count - i >= 4 else { return nil }
+    /// Four hex digits at `at` in `literal`, or nil (too short, not hex).
+    private static func hex4(_ literal: UnsafeBufferPointer<UInt8>, at start: Int) -> UInt32? {
+        guard start >= 0, literal.count - start >= 4 else { return nil }
         var value: UInt32 = 0
-        for _ in 0 ..< 4 {
-            let b = bytes[i]
+        for k in start ..< start + 4 {
+            let b = literal[k]
             let digit: UInt32
             switch b {
             case UInt8(ascii: "0") ... UInt8(ascii: "9"): digit = UInt32(b - UInt8(ascii: "0"))
@@ -266,7 +298,6 @@ private struct FrameScanner {
             default: return nil
             }
             value = value << 4 | digit
-            i += 1
         }
         return value
     }

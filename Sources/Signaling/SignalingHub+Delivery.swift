@@ -91,21 +91,21 @@ extension SignalingHub {
     /// call, fresh TURN credentials. During a backlog replay (`live == false`) an incoming
     /// call that may no longer ring is delivered as ended (call-design §4 case 5).
     func frame(_ entry: OutboxEntry, for device: DeviceKey, time: HubTime, live: Bool) -> String {
-        let payload = String(decoding: entry.payload, as: UTF8.self)
-        guard OutboxFrame.isIncoming(payload) else { return OutboxFrame.frame(payload: payload, seq: entry.seq) }
+        // Spliced from the stored bytes directly (``OutboxFrame/frame(payload:seq:extra:)-(Data,_,_)``).
+        guard OutboxFrame.isIncoming(entry.payload) else { return OutboxFrame.frame(payload: entry.payload, seq: entry.seq) }
         if !live, let callID = Self.callID(in: entry.payload), let state = try? loadState(callID) {
             switch deliveryView(of: state, for: device, now: time.wall, config: config.call) {
             case .ring, .notParticipant:
                 break
             case .party:
                 // The device answered this call before it lost the connection: never ring it again.
-                return OutboxFrame.frame(payload: payload, seq: entry.seq, extra: "\"ring\":false")
+                return OutboxFrame.frame(payload: entry.payload, seq: entry.seq, extra: "\"ring\":false")
             case .elsewhere(let snapshot), .ended(let snapshot):
                 return OutboxFrame.frame(payload: NoticeJSON.missed(snapshot, for: device, serverTime: time.wall), seq: entry.seq)
             }
         }
         let turn = turnJSON(account: device.account, time: time).map { "\"turn\":" + $0 }
-        return OutboxFrame.frame(payload: payload, seq: entry.seq, extra: turn)
+        return OutboxFrame.frame(payload: entry.payload, seq: entry.seq, extra: turn)
     }
 
     /// Every outbox entry after `cursor`, in order.

@@ -10,14 +10,18 @@ import CallCore
 /// two snapshots is far cheaper than rendering one. The rendering is a pure function of the
 /// snapshot, so an equal snapshot gets byte-for-byte the same text either way.
 public struct SnapshotJSONMemo {
-    private var last: (snapshot: CallSnapshot, json: String)?
+    // Two fields, not an optional tuple: `if let last` copied the whole snapshot (a retain
+    // and release of each of its strings and arrays) on every lookup.
+    private var lastSnapshot: CallSnapshot?
+    private var lastJSON = ""
 
     public init() {}
 
     public mutating func render(_ snapshot: CallSnapshot) -> String {
-        if let last, last.snapshot == snapshot { return last.json }
+        if lastSnapshot == snapshot { return lastJSON }
         let json = SnapshotJSON.render(snapshot)
-        last = (snapshot, json)
+        lastSnapshot = snapshot
+        lastJSON = json
         return json
     }
 }

@@ -1,0 +1,91 @@
+import Foundation
+@testable import Signaling
+import XCTest
+
+/// The exact bytes of everything the hub renders per command, pinned to what the build
+/// before the hubswift changes produced (``WireSamples`` and three complete setups through
+/// ``HubSetupWorkload``, run against that build's release objects). A change to any renderer,
+/// the payload hash or the outbox splice that alters one byte fails here.
+final class WireBytesTests: XCTestCase {
+    static let expected: [(name: String, text: String)] = [
+        ("snapshot.ringing", #"{"callID":"c1","revision":2,"phase":"ringing","caller":{"account":"alice","device":"laptop"},"callee":"bob","createdAt":1800000000000,"generation":0,"media":"p2p","deadlines":{"ring":1800000060000,"inviteExpiry":1800000090000},"devices":[{"account":"alice","device":"laptop","participation":"caller"},{"account":"bob","device":"phone","participation":"ringing"},{"account":"bob","device":"tab\"let\\1","participation":"ringingAcknowledged"}]}"#),
+        ("snapshot.ended", #"{"callID":"c2","revision":9,"phase":"ended","caller":{"account":"alice","device":"laptop"},"callee":"bob","answeredBy":{"account":"bob","device":"phone"},"endReason":"hangup","endedBy":{"account":"alice","device":"laptop"},"createdAt":-5,"endedAt":9223372036854775807,"generation":3,"media":"sfu","deadlines":{"connect":0,"reconnect":-1},"devices":[{"account":"alice","device":"laptop","participation":"caller"},{"account":"bob","device":"phone","participation":"answered"},{"account":"bob","device":"tab\"let\\1","participation":"stopped","reason":"answeredElsewhere"},{"account":"alice","device":"desk","participation":"inProgressElsewhere"}]}"#),
+        ("device", #"{"account":"bob","device":"tab\"let\\1"}"#),
+        ("notice.incoming", #"{"v":1,"type":"call.incoming","callID":"c1","revision":2,"serverTime":1800000000123,"snapshot":{"callID":"c1","revision":2,"phase":"ringing","caller":{"account":"alice","device":"laptop"},"callee":"bob","createdAt":1800000000000,"generation":0,"media":"p2p","deadlines":{"ring":1800000060000,"inviteExpiry":1800000090000},"devices":[{"account":"alice","device":"laptop","participation":"caller"},{"account":"bob","device":"phone","participation":"ringing"},{"account":"bob","device":"tab\"let\\1","participation":"ringingAcknowledged"}]},"sdp":"v=0\r\no=- 46117 2 IN IP4 127.0.0.1\r\ns=\u0001é😀\t-\r\na=ice-ufrag:8hhY\r\n"}"#),
+        ("notice.incoming.noSDP", #"{"v":1,"type":"call.incoming","callID":"c1","revision":2,"serverTime":1800000000123,"snapshot":{"callID":"c1","revision":2,"phase":"ringing","caller":{"account":"alice","device":"laptop"},"callee":"bob","createdAt":1800000000000,"generation":0,"media":"p2p","deadlines":{"ring":1800000060000,"inviteExpiry":1800000090000},"devices":[{"account":"alice","device":"laptop","participation":"caller"},{"account":"bob","device":"phone","participation":"ringing"},{"account":"bob","device":"tab\"let\\1","participation":"ringingAcknowledged"}]}}"#),
+        ("notice.inProgressElsewhere", #"{"v":1,"type":"call.inProgressElsewhere","callID":"c1","revision":9,"serverTime":1800000000123,"snapshot":{"callID":"c2","revision":9,"phase":"ended","caller":{"account":"alice","device":"laptop"},"callee":"bob","answeredBy":{"account":"bob","device":"phone"},"endReason":"hangup","endedBy":{"account":"alice","device":"laptop"},"createdAt":-5,"endedAt":9223372036854775807,"generation":3,"media":"sfu","deadlines":{"connect":0,"reconnect":-1},"devices":[{"account":"alice","device":"laptop","participation":"caller"},{"account":"bob","device":"phone","participation":"answered"},{"account":"bob","device":"tab\"let\\1","participation":"stopped","reason":"answeredElsewhere"},{"account":"alice","device":"desk","participation":"inProgressElsewhere"}]}}"#),
+        ("notice.ringingOnCallee", #"{"v":1,"type":"call.ringing","callID":"c1","revision":2,"serverTime":1800000000123,"snapshot":{"callID":"c1","revision":2,"phase":"ringing","caller":{"account":"alice","device":"laptop"},"callee":"bob","createdAt":1800000000000,"generation":0,"media":"p2p","deadlines":{"ring":1800000060000,"inviteExpiry":1800000090000},"devices":[{"account":"alice","device":"laptop","participation":"caller"},{"account":"bob","device":"phone","participation":"ringing"},{"account":"bob","device":"tab\"let\\1","participation":"ringingAcknowledged"}]}}"#),
+        ("notice.answered", #"{"v":1,"type":"call.answered","callID":"c1","revision":9,"serverTime":1800000000123,"by":{"account":"bob","device":"phone"},"sdp":"v=0\r\no=- 46117 2 IN IP4 127.0.0.1\r\ns=\u0001é😀\t-\r\na=ice-ufrag:8hhY\r\n","snapshot":{"callID":"c2","revision":9,"phase":"ended","caller":{"account":"alice","device":"laptop"},"callee":"bob","answeredBy":{"account":"bob","device":"phone"},"endReason":"hangup","endedBy":{"account":"alice","device":"laptop"},"createdAt":-5,"endedAt":9223372036854775807,"generation":3,"media":"sfu","deadlines":{"connect":0,"reconnect":-1},"devices":[{"account":"alice","device":"laptop","participation":"caller"},{"account":"bob","device":"phone","participation":"answered"},{"account":"bob","device":"tab\"let\\1","participation":"stopped","reason":"answeredElsewhere"},{"account":"alice","device":"desk","participation":"inProgressElsewhere"}]}}"#),
+        ("notice.answered.noSDP", #"{"v":1,"type":"call.answered","callID":"c1","revision":9,"serverTime":1800000000123,"by":{"account":"bob","device":"tab\"let\\1"},"snapshot":{"callID":"c2","revision":9,"phase":"ended","caller":{"account":"alice","device":"laptop"},"callee":"bob","answeredBy":{"account":"bob","device":"phone"},"endReason":"hangup","endedBy":{"account":"alice","device":"laptop"},"createdAt":-5,"endedAt":9223372036854775807,"generation":3,"media":"sfu","deadlines":{"connect":0,"reconnect":-1},"devices":[{"account":"alice","device":"laptop","participation":"caller"},{"account":"bob","device":"phone","participation":"answered"},{"account":"bob","device":"tab\"let\\1","participation":"stopped","reason":"answeredElsewhere"},{"account":"alice","device":"desk","participation":"inProgressElsewhere"}]}}"#),
+        ("notice.stopped", #"{"v":1,"type":"call.stopRinging","callID":"c1","revision":9,"serverTime":1800000000123,"reason":"answeredElsewhere","snapshot":{"callID":"c2","revision":9,"phase":"ended","caller":{"account":"alice","device":"laptop"},"callee":"bob","answeredBy":{"account":"bob","device":"phone"},"endReason":"hangup","endedBy":{"account":"alice","device":"laptop"},"createdAt":-5,"endedAt":9223372036854775807,"generation":3,"media":"sfu","deadlines":{"connect":0,"reconnect":-1},"devices":[{"account":"alice","device":"laptop","participation":"caller"},{"account":"bob","device":"phone","participation":"answered"},{"account":"bob","device":"tab\"let\\1","participation":"stopped","reason":"answeredElsewhere"},{"account":"alice","device":"desk","participation":"inProgressElsewhere"}]}}"#),
+        ("notice.ended", #"{"v":1,"type":"call.ended","callID":"c1","revision":9,"serverTime":1800000000123,"reason":"hangup","snapshot":{"callID":"c2","revision":9,"phase":"ended","caller":{"account":"alice","device":"laptop"},"callee":"bob","answeredBy":{"account":"bob","device":"phone"},"endReason":"hangup","endedBy":{"account":"alice","device":"laptop"},"createdAt":-5,"endedAt":9223372036854775807,"generation":3,"media":"sfu","deadlines":{"connect":0,"reconnect":-1},"devices":[{"account":"alice","device":"laptop","participation":"caller"},{"account":"bob","device":"phone","participation":"answered"},{"account":"bob","device":"tab\"let\\1","participation":"stopped","reason":"answeredElsewhere"},{"account":"alice","device":"desk","participation":"inProgressElsewhere"}]}}"#),
+        ("notice.stateChanged", #"{"v":1,"type":"call.state","callID":"c1","revision":9,"serverTime":1800000000123,"phase":"ended","snapshot":{"callID":"c2","revision":9,"phase":"ended","caller":{"account":"alice","device":"laptop"},"callee":"bob","answeredBy":{"account":"bob","device":"phone"},"endReason":"hangup","endedBy":{"account":"alice","device":"laptop"},"createdAt":-5,"endedAt":9223372036854775807,"generation":3,"media":"sfu","deadlines":{"connect":0,"reconnect":-1},"devices":[{"account":"alice","device":"laptop","participation":"caller"},{"account":"bob","device":"phone","participation":"answered"},{"account":"bob","device":"tab\"let\\1","participation":"stopped","reason":"answeredElsewhere"},{"account":"alice","device":"desk","participation":"inProgressElsewhere"}]}}"#),
+        ("notice.sdpOffer", #"{"v":1,"type":"sdp.offer","callID":"c1","serverTime":1800000000123,"generation":2,"from":{"account":"alice","device":"laptop"},"sdp":"v=0\r\no=- 46117 2 IN IP4 127.0.0.1\r\ns=\u0001é😀\t-\r\na=ice-ufrag:8hhY\r\n"}"#),
+        ("notice.sdpAnswer", #"{"v":1,"type":"sdp.answer","callID":"c1","serverTime":1800000000123,"generation":-3,"from":{"account":"bob","device":"tab\"let\\1"},"sdp":"v=0\r\no=- 46117 2 IN IP4 127.0.0.1\r\ns=\u0001é😀\t-\r\na=ice-ufrag:8hhY\r\n"}"#),
+        ("notice.iceCandidates", #"{"v":1,"type":"ice.candidate","callID":"c1","serverTime":1800000000123,"generation":1,"from":{"account":"bob","device":"phone"},"candidates":[{"candidate":"candidate:1 1 udp 2122260223 192.0.2.2 50000 typ host","sdpMid":"0","sdpMLineIndex":0,"ufrag":"8hhY"},{"candidate":"candidate:2 1 udp 1686052607 198.51.100.2 60001 typ srflx \"q\""}]}"#),
+        ("notice.iceCandidates.empty", #"{"v":1,"type":"ice.candidate","callID":"c1","serverTime":1800000000123,"generation":1,"from":{"account":"bob","device":"phone"},"candidates":[]}"#),
+        ("missed", #"{"v":1,"type":"call.ended","callID":"c2","revision":9,"serverTime":7,"reason":"answeredElsewhere","missed":true,"snapshot":{"callID":"c2","revision":9,"phase":"ended","caller":{"account":"alice","device":"laptop"},"callee":"bob","answeredBy":{"account":"bob","device":"phone"},"endReason":"hangup","endedBy":{"account":"alice","device":"laptop"},"createdAt":-5,"endedAt":9223372036854775807,"generation":3,"media":"sfu","deadlines":{"connect":0,"reconnect":-1},"devices":[{"account":"alice","device":"laptop","participation":"caller"},{"account":"bob","device":"phone","participation":"answered"},{"account":"bob","device":"tab\"let\\1","participation":"stopped","reason":"answeredElsewhere"},{"account":"alice","device":"desk","participation":"inProgressElsewhere"}]}}"#),
+        ("push.incoming", #"{"type":"call.incoming","callID":"c1","caller":"alice","callee":"bob","device":"phone","expiresAt":99}"#),
+        ("hash.0", #"4785cda3c2b14118"#),
+        ("hash.1", #"20197280fdbba7fb"#),
+        ("hash.2", #"003a4b513fa51c1a"#),
+        ("hash.3", #"90dc59eea2f0ef5a"#),
+        ("hash.4", #"3e57142f6659f2b3"#),
+        ("hash.5", #"587a2b649119cef6"#),
+        ("hash.6", #"9d9b5080c42a56da"#),
+        ("hash.7", #"41bf24ce5ecd4350"#),
+        ("hash.8", #"362178d8c033e9dc"#),
+        ("hash.9", #"d0a3f58cff9ca753"#),
+    ]
+
+    func testEveryRendererAndThePayloadHashGiveThePinnedBytes() {
+        let samples = WireSamples.all()
+        XCTAssertEqual(samples.map(\.name), Self.expected.map(\.name))
+        for (sample, expected) in zip(samples, Self.expected) {
+            XCTAssertEqual(sample.text, expected.text, sample.name)
+        }
+    }
+
+    /// Three setups' 75 frames (results, every notice of a setup, outbox frames with their
+    /// seq spliced in): one FNV-1a digest over all of them, in order.
+    func testThreeSetupsSendThePinnedFrames() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wirebytes-\(UUID().uuidString)")
+        let workload = try HubSetupWorkload(directory: directory)
+        defer { workload.close() }
+        for _ in 0 ..< 3 { try workload.run(workload.nextSetup(), batchSize: 24) }
+        XCTAssertEqual(workload.framesOut, 75)
+        XCTAssertEqual(workload.accepted, 36)
+        XCTAssertEqual(String(workload.digest, radix: 16), "9453eb4a2e8b224c")
+    }
+
+    /// The outbox splice from stored bytes gives the bytes of the string splice it replaced,
+    /// with and without extra fields, for payloads with and without the `{"v":1,` prefix.
+    func testOutboxFrameFromBytesMatchesTheStringSplice() {
+        let payloads = [#"{"v":1,"type":"call.ended","callID":"c1","sdp":"é😀\r\n"}"#, #"{"v":1,}"#, #"{"v":1,"#,
+                        #"{"v":2,"type":"x"}"#, "", "{", #"{"type":"call.incoming"}"#,
+                        #"{"v":1,"type":"call.incoming","callID":"c1"}"#]
+        for payload in payloads {
+            for seq: Int64 in [0, 7, 1_234_567_890_123, .max] {
+                for extra: String? in [nil, #""ring":false"#, #""turn":{"username":"u"}"#] {
+                    let bytes = Data(payload.utf8)
+                    XCTAssertEqual(OutboxFrame.frame(payload: bytes, seq: seq, extra: extra),
+                                   OutboxFrame.frame(payload: payload, seq: seq, extra: extra), payload)
+                    // A slice whose indices do not start at 0, as a store may hand back.
+                    let padded = Data(Array("xx".utf8) + Array(payload.utf8))[2...]
+                    XCTAssertEqual(OutboxFrame.frame(payload: padded, seq: seq, extra: extra),
+                                   OutboxFrame.frame(payload: payload, seq: seq, extra: extra), payload)
+                }
+            }
+            XCTAssertEqual(OutboxFrame.isIncoming(Data(payload.utf8)), OutboxFrame.isIncoming(payload), payload)
+        }
+    }
+
+    /// Decimal digits as `String(_:)` writes them, at the edges.
+    func testAppendDecimalMatchesStringConversion() {
+        for value: Int64 in [0, 1, -1, 9, 10, -10, 99, 100, 1_800_000_000_000, .max, .min, .max - 1, .min + 1] {
+            var bytes: [UInt8] = [0x41]
+            JSONWriter.appendDecimal(value, to: &bytes)
+            XCTAssertEqual(String(decoding: bytes, as: UTF8.self), "A" + String(value))
+        }
+    }
+}
