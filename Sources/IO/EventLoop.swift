@@ -25,6 +25,12 @@ public final class EventLoop {
     /// A wake-up was sent during the current sleep (one is enough).
     private var wakeupSent = false
     private var wakeupCount = 0
+    /// The context's poll function is ours (``poll(_:_:_:)``): only then is `sleeping`
+    /// maintained and may `execute` skip the wake-up of a busy loop. Someone else's poll
+    /// function (the benchmark's idle fleet installs a pacing one on its loops) turns that
+    /// off; re-read on the loop thread before every iteration, so a poll function must be
+    /// installed on the loop thread (in an `execute` block or a callback).
+    private var pollHooked = false
     private var thread: Thread?
     private let exited = DispatchSemaphore(value: 0)
     /// Lazily created on the loop thread; shared by HTTPClient and WebSocketClient.
@@ -105,7 +111,11 @@ public final class EventLoop {
         g_main_context_set_poll_func(context, eventLoopPoll)
         lock.lock(); iterating = true; lock.unlock()
         while true {
+            // Before `pending` is read: a block queued after this look either sees the new
+            // `pollHooked` (and wakes the loop itself) or is seen by the read below.
+            let hooked = isOurPollFunction
             lock.lock()
+            pollHooked = hooked
             let quit = quitRequested
             let idle = pending.isEmpty
             lock.unlock()
@@ -113,8 +123,8 @@ public final class EventLoop {
             g_main_context_iteration(context, idle ? 1 : 0)
             drainPending()
         }
-        lock.lock(); iterating = false; quitRequested = false; lock.unlock()
-        g_main_context_set_poll_func(context, nil)
+        lock.lock(); iterating = false; quitRequested = false; pollHooked = false; lock.unlock()
+        if isOurPollFunction { g_main_context_set_poll_func(context, nil) }
         pthread_setspecific(pollingLoopKey, previous)
         drainPending()
         g_main_context_release(context)
@@ -132,6 +142,11 @@ public final class EventLoop {
     /// that returned at once plus a read(2) of the eventfd and a whole GLib iteration on the
     /// loop (docs/benchmarks.md, "Batched sends to shards"). The check and the mark share the
     /// lock with `execute`'s append, so no block can slip in between unnoticed.
+    private var isOurPollFunction: Bool {
+        guard let current = g_main_context_get_poll_func(context) else { return false }
+        return unsafeBitCast(current, to: UnsafeRawPointer.self) == unsafeBitCast(eventLoopPoll, to: UnsafeRawPointer.self)
+    }
+
     fileprivate func poll(_ fds: UnsafeMutablePointer<GPollFD>?, _ count: guint, _ timeout: gint) -> gint {
         guard timeout != 0 else { return g_poll(fds, count, 0) }
         lock.lock()
@@ -169,7 +184,7 @@ public final class EventLoop {
         lock.lock()
         pending.append(block)
         let iterated = iterating
-        if iterated {
+        if iterated && pollHooked {
             // `iterate()` drains after the current iteration; the blocking poll must return
             // first, and only a sleeping loop needs the wake-up (see `poll`). The loop
             // thread itself is never sleeping here.
@@ -177,6 +192,14 @@ public final class EventLoop {
             if wake { wakeupSent = true; wakeupCount += 1 }
             lock.unlock()
             if wake { g_main_context_wakeup(context) }
+            return
+        }
+        if iterated {
+            // Someone else's poll function: wake once per drain, as before.
+            let wake = !wakeupScheduled
+            wakeupScheduled = true
+            lock.unlock()
+            if wake && !isOnLoopThread { g_main_context_wakeup(context) }
             return
         }
         let needWakeup = !wakeupScheduled

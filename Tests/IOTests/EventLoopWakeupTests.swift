@@ -1,3 +1,4 @@
+import CSoup
 import Foundation
 @testable import IO
 import XCTest
@@ -71,5 +72,30 @@ final class EventLoopWakeupTests: XCTestCase {
         group.wait()
         XCTAssertTrue(eventually { ran.value == threads * perThread })
         XCTAssertLessThanOrEqual(loop.wakeupsSent, threads * perThread)
+    }
+
+    /// A poll function installed by someone else on the loop thread (the benchmark's idle
+    /// fleet paces its loops that way) never marks the loop as sleeping: `execute` then wakes
+    /// it as before instead of leaving the block queued behind a poll with no timeout.
+    func testAForeignPollFunctionStillGetsWokenUp() {
+        let loop = EventLoop(name: "wakeup-foreign")
+        loop.start()
+        defer { loop.stop() }
+        let installed = DispatchSemaphore(value: 0)
+        loop.execute {
+            g_main_context_set_poll_func(g_main_context_get_thread_default(), { fds, count, timeout in
+                g_poll(fds, count, timeout)
+            })
+            installed.signal()
+        }
+        installed.wait()
+        let ran = Counter()
+        for i in 1 ... 10 {
+            // Give the loop time to block in the foreign poll (no timeout: no timers).
+            usleep(20_000)
+            loop.execute { ran.add() }
+            XCTAssertTrue(eventually(5) { ran.value == i }, "block \(i) not run")
+        }
+        XCTAssertFalse(loop.isSleeping)
     }
 }
