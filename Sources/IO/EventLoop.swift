@@ -19,6 +19,18 @@ public final class EventLoop {
     /// the current GLib iteration instead of through an idle source.
     private var iterating = false
     private var quitRequested = false
+    /// True while the loop thread blocks in poll(2) (set and cleared by ``poll(_:_:_:)``
+    /// under `lock`): only then does another thread's `execute` need to wake it.
+    private var sleeping = false
+    /// A wake-up was sent during the current sleep (one is enough).
+    private var wakeupSent = false
+    private var wakeupCount = 0
+    /// The context's poll function is ours (``poll(_:_:_:)``): only then is `sleeping`
+    /// maintained and may `execute` skip the wake-up of a busy loop. Someone else's poll
+    /// function (the benchmark's idle fleet installs a pacing one on its loops) turns that
+    /// off; re-read on the loop thread before every iteration, so a poll function must be
+    /// installed on the loop thread (in an `execute` block or a callback).
+    private var pollHooked = false
     private var thread: Thread?
     private let exited = DispatchSemaphore(value: 0)
     /// Lazily created on the loop thread; shared by HTTPClient and WebSocketClient.
@@ -94,9 +106,16 @@ public final class EventLoop {
         // Owned for the whole run (as g_main_loop_run does), so code between iterations
         // sees `isOnLoopThread`; g_main_context_iteration acquires recursively.
         g_main_context_acquire(context)
+        let previous = pthread_getspecific(pollingLoopKey)
+        pthread_setspecific(pollingLoopKey, Unmanaged.passUnretained(self).toOpaque())
+        g_main_context_set_poll_func(context, eventLoopPoll)
         lock.lock(); iterating = true; lock.unlock()
         while true {
+            // Before `pending` is read: a block queued after this look either sees the new
+            // `pollHooked` (and wakes the loop itself) or is seen by the read below.
+            let hooked = isOurPollFunction
             lock.lock()
+            pollHooked = hooked
             let quit = quitRequested
             let idle = pending.isEmpty
             lock.unlock()
@@ -104,9 +123,40 @@ public final class EventLoop {
             g_main_context_iteration(context, idle ? 1 : 0)
             drainPending()
         }
-        lock.lock(); iterating = false; quitRequested = false; lock.unlock()
+        lock.lock(); iterating = false; quitRequested = false; pollHooked = false; lock.unlock()
+        if isOurPollFunction { g_main_context_set_poll_func(context, nil) }
+        pthread_setspecific(pollingLoopKey, previous)
         drainPending()
         g_main_context_release(context)
+    }
+
+    /// The context's poll function while ``iterate()`` runs (`g_main_context_set_poll_func`,
+    /// called by GLib on the loop thread with the context unlocked): a blocking poll first
+    /// checks, under `lock`, that no `execute` block is pending (else it polls without
+    /// waiting) and marks the loop as sleeping, so that `execute` from another thread writes
+    /// the context's wake-up eventfd (`g_main_context_wakeup`) only when the loop really
+    /// waits, once per sleep.
+    ///
+    /// Before, every `execute` that found no wake-up scheduled since the last drain wrote the
+    /// eventfd, also while the loop was busy: a write(2) on the sending thread, and a poll
+    /// that returned at once plus a read(2) of the eventfd and a whole GLib iteration on the
+    /// loop (docs/benchmarks.md, "Batched sends to shards"). The check and the mark share the
+    /// lock with `execute`'s append, so no block can slip in between unnoticed.
+    private var isOurPollFunction: Bool {
+        guard let current = g_main_context_get_poll_func(context) else { return false }
+        return unsafeBitCast(current, to: UnsafeRawPointer.self) == unsafeBitCast(eventLoopPoll, to: UnsafeRawPointer.self)
+    }
+
+    fileprivate func poll(_ fds: UnsafeMutablePointer<GPollFD>?, _ count: guint, _ timeout: gint) -> gint {
+        guard timeout != 0 else { return g_poll(fds, count, 0) }
+        lock.lock()
+        let mayBlock = pending.isEmpty && !quitRequested
+        if mayBlock { sleeping = true; wakeupSent = false }
+        lock.unlock()
+        guard mayBlock else { return g_poll(fds, count, 0) }
+        let result = g_poll(fds, count, timeout)
+        lock.lock(); sleeping = false; lock.unlock()
+        return result
     }
 
     /// Quits the loop. From another thread it also waits for a `start()`ed thread to exit.
@@ -123,22 +173,39 @@ public final class EventLoop {
     /// True while the calling thread owns the context (inside `run()` or the loop thread).
     public var isOnLoopThread: Bool { g_main_context_is_owner(context) != 0 }
 
+    /// Wake-ups `execute` sent to the sleeping loop so far (tests and diagnostics).
+    var wakeupsSent: Int { lock.lock(); defer { lock.unlock() }; return wakeupCount }
+    /// True while the loop thread waits in poll (tests).
+    var isSleeping: Bool { lock.lock(); defer { lock.unlock() }; return sleeping }
+
     /// Runs `block` on the loop thread, in FIFO order with other `execute` blocks. Never runs
     /// it synchronously, even when called on the loop thread.
     public func execute(_ block: @escaping () -> Void) {
         lock.lock()
         pending.append(block)
-        let needWakeup = !wakeupScheduled
-        wakeupScheduled = true
         let iterated = iterating
-        lock.unlock()
-        guard needWakeup else { return }
-        if iterated {
-            // `iterate()` drains after the current iteration; from another thread the
-            // blocking poll must return first.
-            if !isOnLoopThread { g_main_context_wakeup(context) }
+        if iterated && pollHooked {
+            // `iterate()` drains after the current iteration; the blocking poll must return
+            // first, and only a sleeping loop needs the wake-up (see `poll`). The loop
+            // thread itself is never sleeping here.
+            let wake = sleeping && !wakeupSent
+            if wake { wakeupSent = true; wakeupCount += 1 }
+            lock.unlock()
+            if wake { g_main_context_wakeup(context) }
             return
         }
+        if iterated {
+            // Someone else's poll function: wake once per drain, as before.
+            let wake = !wakeupScheduled
+            wakeupScheduled = true
+            lock.unlock()
+            if wake && !isOnLoopThread { g_main_context_wakeup(context) }
+            return
+        }
+        let needWakeup = !wakeupScheduled
+        wakeupScheduled = true
+        lock.unlock()
+        guard needWakeup else { return }
         let source = g_idle_source_new()!
         g_source_set_priority(source, G_PRIORITY_DEFAULT)
         let me = Unmanaged.passRetained(self).toOpaque()
@@ -212,6 +279,19 @@ public final class EventLoop {
     /// Microseconds since the Unix epoch from `g_get_real_time`, in milliseconds.
     public static func wallClockMilliseconds() -> Int64 { Int64(g_get_real_time()) / 1000 }
     public static func monotonicMicroseconds() -> Int64 { Int64(g_get_monotonic_time()) }
+}
+
+/// The ``EventLoop`` whose ``EventLoop/iterate()`` runs on this thread, for the context's
+/// poll function (GLib passes it no user data).
+private let pollingLoopKey: pthread_key_t = {
+    var key = pthread_key_t()
+    pthread_key_create(&key, nil)
+    return key
+}()
+
+private let eventLoopPoll: GPollFunc = { fds, count, timeout in
+    guard let raw = pthread_getspecific(pollingLoopKey) else { return g_poll(fds, count, timeout) }
+    return Unmanaged<EventLoop>.fromOpaque(raw).takeUnretainedValue().poll(fds, count, timeout)
 }
 
 final class SyncBox<T> {

@@ -7,7 +7,8 @@ import Foundation
 /// polled by the server's shards (``HTTPServerShard``): with `shards: 1` that is `loop`
 /// itself (one GLib context, as before); with more, each shard is a thread with its own
 /// `GMainContext` and `SoupServer` bound to the same port (`SO_REUSEPORT`), and events hop to
-/// `loop` in batches while sends hop back (``WebSocketConnection/send(text:)``). Accepted
+/// `loop` in batches while sends hop back (one ``WebSocketSendBatch`` job per shard, or one
+/// `execute` per ``WebSocketConnection/send(text:)``). Accepted
 /// WebSockets do not keep sources on a shard's main context: their libsoup sources live in
 /// private contexts that the shard loop's ``ReadyDispatcher`` (epoll) runs only when their
 /// socket is ready or a timeout is due, so idle sockets cost nothing per iteration

@@ -50,6 +50,10 @@ final class ReadyDispatcher {
         var deferredRefreshes: Int = 0
         /// Cell re-registrations run (``ContextCell/refresh()``).
         var refreshes: Int = 0
+        /// ``WebSocketSendBatch`` parts run on this loop.
+        var sendBatches: Int = 0
+        /// Connections corked by those parts (successful `TCP_CORK` on).
+        var batchCorks: Int = 0
     }
 
     private let epfd: Int32
@@ -156,6 +160,12 @@ final class ReadyDispatcher {
             cell.refreshQueued = false
             cell.refresh()
         }
+    }
+
+    /// A ``WebSocketSendBatch`` part ran on this loop, corking `corked` connections.
+    func recordSendBatch(corked: Int) {
+        counters.sendBatches += 1
+        counters.batchCorks += corked
     }
 
     /// Queues `cell` for the end of the current scope; false outside a scope.
@@ -320,7 +330,8 @@ extension EventLoop {
         let s = sync { dispatcherStorage?.stats ?? ReadyDispatcher.Stats() }
         return WebSocketDispatchStats(rounds: s.rounds, epollControls: s.epollControls, wakeups: s.wakeups, writeWaits: s.writeWaits,
                                       registeredFDs: s.registeredFDs, contexts: s.cells, connections: s.members,
-                                      refreshes: s.refreshes, deferredRefreshes: s.deferredRefreshes)
+                                      refreshes: s.refreshes, deferredRefreshes: s.deferredRefreshes,
+                                      sendBatches: s.sendBatches, batchCorks: s.batchCorks)
     }
 }
 
@@ -346,6 +357,11 @@ public struct WebSocketDispatchStats: Equatable {
     /// libsoup calls inside ``EventLoop/coalescingWebSocketWrites(_:)`` whose context
     /// re-registration was deferred to the end of the scope.
     public let deferredRefreshes: Int
+    /// ``WebSocketSendBatch`` parts run on this loop so far (one per batch that had frames
+    /// or closes for its connections).
+    public let sendBatches: Int
+    /// Connections those parts corked (`TCP_CORK` set on this loop's thread).
+    public let batchCorks: Int
 }
 
 extension WebSocketConnection {

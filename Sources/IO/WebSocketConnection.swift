@@ -209,11 +209,34 @@ public final class WebSocketConnection: Hashable {
         return setsockopt(socketFD, Int32(IPPROTO_TCP), 3, &value, socklen_t(MemoryLayout<Int32>.size)) == 0
     }
 
+    /// TCP segments this connection's socket has sent so far (`tcpi_segs_out` of Linux
+    /// `TCP_INFO`, tcp(7)), including pure ACKs; nil where there is no socket (client side,
+    /// closed). Shows whether corking merged several frames into one segment. Loop thread.
+    public var segmentsSent: Int? {
+        guard socketFD >= 0, conn != nil else { return nil }
+        // struct tcp_info of include/uapi/linux/tcp.h: tcpi_segs_out (u32) at byte 136
+        // (since Linux 4.2); Glibc's Swift overlay does not export the struct.
+        var info = [UInt8](repeating: 0, count: 256)
+        var length = socklen_t(info.count)
+        // 11 = TCP_INFO (<netinet/tcp.h>).
+        let ok = info.withUnsafeMutableBytes { getsockopt(socketFD, Int32(IPPROTO_TCP), 11, $0.baseAddress, &length) } == 0
+        guard ok, length >= 140 else { return nil }
+        return Int(info.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 136, as: UInt32.self) })
+    }
+
+    /// Sends a text frame. Off the loop thread this hops there with one `loop.execute` per
+    /// call; a caller with several frames (for connections on other loops) uses a
+    /// ``WebSocketSendBatch`` instead, one job per loop.
     public func send(text: String) {
         guard loop.isOnLoopThread else {
-            loop.execute { [self] in send(text: text) }
+            loop.execute { [self] in sendOnLoop(text: text) }
             return
         }
+        sendOnLoop(text: text)
+    }
+
+    /// ``send(text:)`` on the loop thread.
+    func sendOnLoop(text: String) {
         guard isOpen, let conn = conn else { return }
         var copy = text
         copy.withUTF8 { buf in
@@ -237,9 +260,14 @@ public final class WebSocketConnection: Hashable {
     /// Starts the closing handshake (RFC 6455 §7.1.2). `webSocketDidClose`/`onClose` follows.
     public func close(code: UInt16, reason: String) {
         guard loop.isOnLoopThread else {
-            loop.execute { [self] in close(code: code, reason: reason) }
+            loop.execute { [self] in closeOnLoop(code: code, reason: reason) }
             return
         }
+        closeOnLoop(code: code, reason: reason)
+    }
+
+    /// ``close(code:reason:)`` on the loop thread.
+    func closeOnLoop(code: UInt16, reason: String) {
         guard isOpen, let conn = conn else { return }
         // RFC 6455 §5.5: control frame payload ≤ 125 bytes, 2 of them the code.
         var trimmed = reason

@@ -1,7 +1,6 @@
-import Signaling
-
-/// Which connections ``SwitchboardServer/carryOut(_:)`` corks (Linux `TCP_CORK`, see
-/// ``WebSocketConnection/setCorked(_:)``) while it sends one batch's frames.
+/// How many frames for one connection in one ``SwitchboardServer/carryOut(_:)`` make it worth
+/// corking (Linux `TCP_CORK`, see ``WebSocketConnection/setCorked(_:)``) while they are
+/// written. The corking itself happens in ``WebSocketSendBatch``, on the connection's loop.
 ///
 /// A frame written to a loopback or LAN TCP socket normally leaves as its own segment: one
 /// pass through the sender's and the receiver's network stack and one wake-up of the
@@ -16,19 +15,4 @@ enum SendCorking {
     /// already pays for a connection with two frames, and a single frame has nothing to
     /// share its segment with.
     static let minimumFrames = 2
-
-    /// Connections with at least `minimum` `.send` actions in `actions`, in order of their
-    /// first send; each listed once.
-    static func connections(toCork actions: [HubAction], minimum: Int = minimumFrames) -> [ConnectionID] {
-        guard actions.count >= minimum else { return [] }
-        var counts: [ConnectionID: Int] = [:]
-        var result: [ConnectionID] = []
-        for action in actions {
-            guard case .send(let id, _) = action else { continue }
-            let count = counts[id, default: 0] + 1
-            counts[id] = count
-            if count == minimum { result.append(id) }
-        }
-        return result
-    }
 }

@@ -218,33 +218,39 @@ public final class SwitchboardServer {
         }
     }
 
-    /// Carries out the hub's decisions, in order. Runs on the loop thread.
+    /// Carries out the hub's decisions, in order. Runs on the loop thread, after the batch's
+    /// COMMIT.
     ///
-    /// The sends re-register their connections with the loop's epoll once at the end
-    /// (``EventLoop/coalescingWebSocketWrites(_:)``), and a connection that gets several
-    /// frames is corked for the duration (``SendCorking``), so they leave in one TCP
-    /// segment instead of one each. Both only change how the bytes reach the kernel and the
-    /// wire within this call: the frames, their order and the time they leave (before this
-    /// function returns) are the same.
+    /// The sends and closes go through one ``WebSocketSendBatch``: each event loop that owns
+    /// some of the connections (the hub's own loop with `http.shards = 1`, else the shard
+    /// threads) gets ONE job with its part, run on that loop inside
+    /// ``EventLoop/coalescingWebSocketWrites(_:)`` (each connection context re-registered
+    /// with epoll once) with every connection that gets at least
+    /// ``SendCorking/minimumFrames`` frames corked, so that its frames leave in one TCP
+    /// segment; before, with shards, every frame was its own `execute` on the shard and the
+    /// cork and the coalescing ran on the hub thread, where nothing was written
+    /// (docs/benchmarks.md, "Batched sends to shards"). Guarantees kept: frames leave in
+    /// order per connection (a connection lives on one loop, a loop runs its jobs in FIFO
+    /// order), nothing leaves before the COMMIT (the batch is built here, after it), and the
+    /// bytes are the same. A `.media` action may make the room coordinator send frames
+    /// itself, so the batch so far is submitted before it runs.
     func carryOut(_ actions: [HubAction]) {
         loop.coalescingWebSocketWrites {
-            let corked = SendCorking.connections(toCork: actions).compactMap { id -> WebSocketConnection? in
-                guard let socket = sockets[id], socket.setCorked(true) else { return nil }
-                return socket
-            }
+            var batch = WebSocketSendBatch(corkingMinimum: SendCorking.minimumFrames)
             for action in actions {
                 switch action {
                 case .send(let id, let text):
-                    sockets[id]?.send(text: text)
+                    if let socket = sockets[id] { batch.send(text: text, to: socket) }
                 case .close(let id, let code, let reason):
-                    sockets[id]?.close(code: code, reason: reason)
+                    if let socket = sockets[id] { batch.close(socket, code: code, reason: reason) }
                 case .push(let request):
                     push?.enqueue(request)
                 case .media(let request):
+                    batch.submit()
                     rooms.handle(request)
                 }
             }
-            for socket in corked { socket.setCorked(false) }
+            batch.submit()
         }
     }
 }

@@ -119,6 +119,7 @@ final class CoalescedWritesTests: EchoServerCase {
     private static func `public`(_ s: ReadyDispatcher.Stats) -> WebSocketDispatchStats {
         WebSocketDispatchStats(rounds: s.rounds, epollControls: s.epollControls, wakeups: s.wakeups, writeWaits: s.writeWaits,
                                registeredFDs: s.registeredFDs, contexts: s.cells, connections: s.members,
-                               refreshes: s.refreshes, deferredRefreshes: s.deferredRefreshes)
+                               refreshes: s.refreshes, deferredRefreshes: s.deferredRefreshes,
+                               sendBatches: s.sendBatches, batchCorks: s.batchCorks)
     }
 }

@@ -31,27 +31,3 @@ final class FrameQueueTests: XCTestCase {
         XCTAssertEqual(Array(queue.prefix(5)), [7])
     }
 }
-
-final class SendCorkingTests: XCTestCase {
-    /// Connections with two or more frames in one carry-out, once each, in order of their
-    /// first frame; closes, pushes and single frames do not count.
-    func testCorksOnlyConnectionsWithSeveralFrames() {
-        let actions: [HubActionForTest] = [.send(1), .send(2), .close(3), .send(3), .send(2), .send(4), .send(2), .send(4), .send(1)]
-        XCTAssertEqual(SendCorking.connections(toCork: actions.map(\.action)), [2, 4, 1])
-        XCTAssertEqual(SendCorking.connections(toCork: [HubActionForTest.send(1), .close(1)].map(\.action)), [])
-        XCTAssertEqual(SendCorking.connections(toCork: []), [])
-        XCTAssertEqual(SendCorking.connections(toCork: actions.map(\.action), minimum: 3), [2])
-    }
-}
-
-private enum HubActionForTest {
-    case send(ConnectionID)
-    case close(ConnectionID)
-
-    var action: HubAction {
-        switch self {
-        case .send(let id): return .send(id, "{}")
-        case .close(let id): return .close(id, code: 1000, reason: "")
-        }
-    }
-}
