@@ -1,6 +1,6 @@
 #!/bin/bash
 # One signaling benchmark run against a fresh server (docs/benchmarks.md, "Signaling"):
-#   scripts/bench-signaling.sh BIN LABEL IDLE PAIRS DURATION [SHARDS]
+#   scripts/bench-signaling.sh BIN LABEL IDLE PAIRS DURATION [SHARDS]   (SHARDS: http.shards, default 2 = the server default)
 # BIN: a release build of switchboard (swift build -c release --product switchboard).
 # Starts `BIN serve` in a fresh temp dir on a free loopback port, runs `BIN bench signaling`
 # with IDLE idle devices and PAIRS caller/callee pairs (3 callee devices) for DURATION s
@@ -13,7 +13,7 @@
 # CLIENT=soup|lean (env): the pairs' WebSocket client (--client; unset = the bench's
 # default, lean). Only with a binary that knows the flag.
 set -euo pipefail
-BIN=$(realpath "$1"); LABEL=$2; IDLE=$3; PAIRS=$4; DUR=$5; SHARDS=${6:-1}
+BIN=$(realpath "$1"); LABEL=$2; IDLE=$3; PAIRS=$4; DUR=$5; SHARDS=${6:-2}
 IDLE_FLAGS=()
 [ -n "${IDLE_PROCS:-}" ] && IDLE_FLAGS=(--idle-processes "$IDLE_PROCS")
 [ -n "${PAIRS_PER_LOOP:-}" ] && IDLE_FLAGS+=(--pairs-per-loop "$PAIRS_PER_LOOP")

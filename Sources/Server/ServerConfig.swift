@@ -13,10 +13,13 @@ public struct ServerConfig: Sendable, Equatable {
         /// 8080: unprivileged, conventional for an app server behind a TLS proxy. 0 = any free port.
         public var port: UInt16 = 8080
         /// Threads that poll the HTTP/WebSocket sockets (SO_REUSEPORT listeners, one GLib
-        /// context each); the hub stays on its own loop. 1 = one loop for everything. 1 by
-        /// default: 4 shards doubled setups/s without idle devices but did worse with 10,000
-        /// idle ones on this 2-core host (docs/benchmarks.md runs F–K).
-        public var shards = 1
+        /// context each); the hub stays on its own loop. 1 = one loop for everything. 2 by
+        /// default: with 10,000 idle devices on a 2-core host, 2 shards gave 378–414 complete
+        /// setups/s against 315–331 with 1 (the hub thread no longer reads and writes the
+        /// sockets), once sends reach each shard as one batch (docs/benchmarks.md, "Batched
+        /// sends to shards" and "after the pcache, hubswift and shardsend merges"); 3 on 2
+        /// cores cost more CPU per setup and were no faster. On a single core use 1.
+        public var shards = 2
     }
 
     /// SQLite `PRAGMA synchronous` (https://sqlite.org/pragma.html#pragma_synchronous).
