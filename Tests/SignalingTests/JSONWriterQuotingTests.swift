@@ -1,0 +1,67 @@
+import XCTest
+@testable import Signaling
+
+/// `JSONWriter.appendQuoted` scans 8 bytes at a time (a SWAR test for bytes that need an
+/// escape); this checks it against a plain byte-by-byte RFC 8259 §7 escaper for every byte
+/// that needs an escape, at every offset of strings that span several words, next to
+/// multi-byte UTF-8 (whose bytes are all ≥ 0x80 and must never be taken for escapes).
+final class JSONWriterQuotingTests: XCTestCase {
+    /// The reference: byte by byte, the same escapes (`\"`, `\\`, `\n` `\r` `\t`, `\u00XX`
+    /// for the other control characters, as the writer has always written them).
+    private func reference(_ value: String) -> [UInt8] {
+        var out: [UInt8] = [UInt8(ascii: "\"")]
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out += Array("\\\"".utf8)
+            case UInt8(ascii: "\\"): out += Array("\\\\".utf8)
+            case 0x0A: out += Array("\\n".utf8)
+            case 0x0D: out += Array("\\r".utf8)
+            case 0x09: out += Array("\\t".utf8)
+            case 0 ..< 0x20: out += Array(String(format: "\\u%04x", Int(byte)).utf8)
+            default: out.append(byte)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+        return out
+    }
+
+    private func quoted(_ value: String) -> [UInt8] {
+        var out: [UInt8] = []
+        JSONWriter.appendQuoted(value, to: &out)
+        return out
+    }
+
+    func testEveryEscapeAtEveryOffsetMatchesTheByteByByteEscaper() {
+        let specials = (0 ..< 0x20).map { Character(Unicode.Scalar(UInt8($0))) } + ["\"", "\\"]
+        // Fillers: ASCII, and 2- and 3-byte UTF-8 (é, €), so offsets also fall mid-sequence.
+        for filler in ["a", "é", "€x"] {
+            for length in [0, 1, 7, 8, 9, 15, 16, 17, 24, 31] {
+                let base = String(repeating: filler, count: length)
+                XCTAssertEqual(quoted(base), reference(base), "filler \(filler) length \(length)")
+                let characters = Array(base)
+                for offset in 0 ... characters.count {
+                    for special in specials {
+                        var s = characters
+                        s.insert(special, at: offset)
+                        let value = String(s)
+                        XCTAssertEqual(quoted(value), reference(value), "\(value.debugDescription)")
+                    }
+                }
+            }
+        }
+    }
+
+    func testEscapesInEveryByteOfAWordAndBackToBack() {
+        // Every byte of a 24-byte string needs an escape, in several mixes.
+        for value in [String(repeating: "\r\n", count: 12), String(repeating: "\"\\", count: 12),
+                      String(repeating: "\u{1F}", count: 24), "\u{7F}\u{80}ÿ\u{20}\u{1F}\"\\~" + String(repeating: "\u{7F}", count: 9)] {
+            XCTAssertEqual(quoted(value), reference(value), value.debugDescription)
+        }
+    }
+
+    func testAppendsAfterExistingBytes() {
+        var out = Array("{\"k\":".utf8)
+        JSONWriter.appendQuoted("v\n", to: &out)
+        XCTAssertEqual(String(decoding: out, as: UTF8.self), "{\"k\":\"v\\n\"")
+    }
+}
