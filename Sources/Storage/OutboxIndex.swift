@@ -51,6 +51,9 @@ final class OutboxIndex {
     /// Devices in the order they settled (a device may appear more than once; an entry whose
     /// device has something pending again, or was forgotten already, is skipped).
     private var settledOrder: [StoredDeviceKey] = []
+    /// True during a rebuild: a device's cursor is loaded before its rows, so it looks settled
+    /// until ``finishLoading()``; nothing may be forgotten in between.
+    private var loading = false
 
     init(settledLimit: Int = OutboxIndex.defaultSettledLimit) {
         self.settledLimit = max(1, settledLimit)
@@ -107,19 +110,25 @@ final class OutboxIndex {
         if count > 0 { unacked[row] = count } else { orphanRows.insert(row) }
     }
 
+    /// Starts a rebuild: cursors first (``loadCursor(_:last:acked:)``), then rows
+    /// (``loadRow(_:_:)``), then ``finishLoading()``.
+    func beginLoading() { loading = true }
+
     /// Sorts every queue by seq once all rows are loaded (rows come in id order, which need
-    /// not be seq order after a migration).
+    /// not be seq order after a migration), and forgets settled devices beyond the limit.
     func finishLoading() {
         for (device, queue) in queues where !queue.pending.isEmpty {
             queues[device]?.pending.sort { $0.seq < $1.seq }
         }
+        loading = false
+        if settledOrder.count > 2 * settledLimit { sweepSettled() }
     }
 
     /// `device` has nothing pending now: remember the order, and forget the oldest settled
     /// devices once there are more than ``settledLimit``.
     private func settled(_ device: StoredDeviceKey) {
         settledOrder.append(device)
-        if settledOrder.count > 2 * settledLimit { sweepSettled() }
+        if !loading, settledOrder.count > 2 * settledLimit { sweepSettled() }
     }
 
     /// Keeps the `settledLimit` most recently settled devices and forgets the rest. The order

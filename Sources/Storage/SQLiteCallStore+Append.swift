@@ -49,6 +49,7 @@ extension SQLiteCallStore {
     static func outboxIndex(in connection: SQLiteConnection) throws -> OutboxIndex {
         if let index = connection.outboxIndex { return index }
         let index = OutboxIndex(settledLimit: connection.outboxSettledLimit ?? OutboxIndex.defaultSettledLimit)
+        index.beginLoading()
         var rows: [(Int64, OutboxLogRecord)] = []
         try connection.with("SELECT id, entries FROM outbox_log ORDER BY id") { statement in
             while try statement.step() {

@@ -66,4 +66,29 @@ final class OutboxIndexForgettingTests: StorageTestCase {
         // A device never seen has no cursor: seqs start at 1.
         XCTAssertEqual(try reopened.lastSeq(for: device(500)), 0)
     }
+
+    /// A rebuild over more backlog devices than the settled limit forgets none of them while
+    /// it loads (their cursors come before their rows): every device keeps its acknowledged
+    /// seq and only its unacknowledged entries are pending.
+    func testARebuildOverManyDevicesKeepsEveryCursor() throws {
+        let store = try openStore()
+        for i in 0 ..< 12 {
+            _ = try store.commit(StepCommit(callID: "c\(i)", expectedRevision: nil,
+                                            outbox: [(device(i), Data("1".utf8)), (device(i), Data("2".utf8))], now: 1))
+        }
+        // Another connection moves every cursor to 1 without deleting anything.
+        let other = try SQLiteConnection(path: databasePath)
+        for i in 0 ..< 12 {
+            try other.executeScript("INSERT INTO outbox_cursors (account, device, last_seq, acked_seq) VALUES ('acct-\(i)', 'phone', 0, 1)")
+        }
+        other.close()
+        try store.locked { connection in
+            connection.outboxSettledLimit = 2
+            connection.dropDerivedState()
+        }
+        for i in 0 ..< 12 {
+            XCTAssertEqual(try store.outbox(for: device(i), after: 0, limit: 10).map(\.seq), [2], "device \(i)")
+        }
+        XCTAssertEqual(try index(of: store).queues.count, 12)
+    }
 }
