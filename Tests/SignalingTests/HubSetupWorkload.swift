@@ -2,7 +2,7 @@ import Auth
 import CallCore
 import Foundation
 import Logging
-import Signaling
+@testable import Signaling
 import Storage
 
 /// The frames of complete call setups as `switchboard bench signaling` sends them
@@ -164,18 +164,12 @@ final class HubSetupWorkload {
         return lines.joined(separator: "\r\n") + "\r\n"
     }
 
-    /// `text` as the inside of a JSON string (RFC 8259 §7).
+    /// `text` as the inside of a JSON string (RFC 8259 §7), by the hub's own escaper
+    /// (the SDPs here hold only CR and LF to escape; `JSONWriterQuotingTests` checks the
+    /// escaper against a byte-by-byte one).
     static func jsonEscaped(_ text: String) -> String {
-        var out = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\r": out += "\\r"
-            case "\n": out += "\\n"
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
+        var quoted: [UInt8] = []
+        JSONWriter.appendQuoted(text, to: &quoted)
+        return String(decoding: quoted.dropFirst().dropLast(), as: UTF8.self)
     }
 }
