@@ -40,9 +40,13 @@ public struct WebSocketSendBatch {
         var entries: [Entry]
     }
 
-    /// 2 frames: see SendCorking in the server (a segment's transmit and loopback receive
-    /// cost ~10 µs of server CPU per frame, a `setsockopt` ~1 µs; one frame has nothing to
-    /// share its segment with).
+    /// 2 frames. A frame written to a loopback or LAN TCP socket normally leaves as its own
+    /// segment; in a signaling batch a device often gets several (its own results and the
+    /// peer's relayed candidates arrive together). A segment's transmit and loopback receive
+    /// (`__tcp_push_pending_frames`) cost ~10 µs of server CPU per frame (docs/benchmarks.md,
+    /// "Hub CPU per setup": 7.5 % of 3.3 ms over ~25 frames), a `setsockopt` about 1 µs, so
+    /// corking pays from two frames on, and a single frame has nothing to share its segment
+    /// with.
     public static let defaultCorkingMinimum = 2
 
     /// Connections with at least this many sends in one loop's part are corked while it runs.

@@ -226,7 +226,7 @@ public final class SwitchboardServer {
     /// threads) gets ONE job with its part, run on that loop inside
     /// ``EventLoop/coalescingWebSocketWrites(_:)`` (each connection context re-registered
     /// with epoll once) with every connection that gets at least
-    /// ``SendCorking/minimumFrames`` frames corked, so that its frames leave in one TCP
+    /// ``WebSocketSendBatch/defaultCorkingMinimum`` frames corked, so that its frames leave in one TCP
     /// segment; before, with shards, every frame was its own `execute` on the shard and the
     /// cork and the coalescing ran on the hub thread, where nothing was written
     /// (docs/benchmarks.md, "Batched sends to shards"). Guarantees kept: frames leave in
@@ -236,7 +236,7 @@ public final class SwitchboardServer {
     /// itself, so the batch so far is submitted before it runs.
     func carryOut(_ actions: [HubAction]) {
         loop.coalescingWebSocketWrites {
-            var batch = WebSocketSendBatch(corkingMinimum: SendCorking.minimumFrames)
+            var batch = WebSocketSendBatch()
             for action in actions {
                 switch action {
                 case .send(let id, let text):
