@@ -69,9 +69,6 @@ final class OutboxIndex {
     /// The device's acknowledged seq. Only for a known device.
     func ackedSeq(of device: StoredDeviceKey) -> Int64 { queues[device]?.acked ?? 0 }
 
-    /// Devices whose cursor is loaded but which have nothing pending (tests).
-    var settledCount: Int { queues.values.reduce(0) { $0 + ($1.pending.isEmpty ? 1 : 0) } }
-
     /// Entries of `device` with seq > `seq`, ascending, at most `limit`.
     func pending(of device: StoredDeviceKey, after seq: Int64, limit: Int) -> ArraySlice<Location> {
         guard let pending = queues[device]?.pending, limit > 0 else { return [] }
