@@ -1,5 +1,6 @@
 import CSoup
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -36,6 +37,16 @@ public final class WebSocketConnection: Hashable {
     let cell: ContextCell?
 
     var onText: ((WebSocketConnection, String) -> Void)?
+    /// Text frames answered on the connection's own loop, before ``onText``: returns true
+    /// for a frame it consumed (it then never reaches the server's delegate). Set and read
+    /// on the loop thread only; a frame already handed on is not affected by a later set.
+    /// Used for heartbeats on the shard threads (docs/benchmarks.md, "Heartbeats on the
+    /// shards").
+    public var localTextHandler: ((WebSocketConnection, String) -> Bool)?
+    /// ``EventLoop/monotonicMilliseconds()`` of the last frame ``localTextHandler``
+    /// consumed, 0 before any: written on the loop thread, read from any (the server's idle
+    /// check runs on its own loop).
+    private let lastLocalText = Atomic<Int64>(0)
     var onBinary: ((WebSocketConnection, Data) -> Void)?
     var onClose: ((WebSocketConnection, UInt16, String) -> Void)?
 
@@ -133,7 +144,12 @@ public final class WebSocketConnection: Hashable {
         let payload = Soup.data(bytes)
         if type == gint(SOUP_WEBSOCKET_DATA_TEXT.rawValue) {
             // libsoup validates UTF-8 of text frames (RFC 6455 §8.1) before emitting.
-            onText?(self, String(decoding: payload, as: UTF8.self))
+            let text = String(decoding: payload, as: UTF8.self)
+            if let local = localTextHandler, local(self, text) {
+                lastLocalText.store(EventLoop.monotonicMilliseconds(), ordering: .relaxed)
+                return
+            }
+            onText?(self, text)
         } else {
             onBinary?(self, payload)
         }
@@ -150,6 +166,7 @@ public final class WebSocketConnection: Hashable {
         if code == 0 { code = localErrorCode != 0 ? localErrorCode : UInt16(SOUP_WEBSOCKET_CLOSE_ABNORMAL.rawValue) }
         let reason = Soup.string(soup_websocket_connection_get_close_data(conn))
         let callback = onClose
+        localTextHandler = nil
         onText = nil
         onBinary = nil
         onClose = nil
@@ -175,6 +192,10 @@ public final class WebSocketConnection: Hashable {
         selfRetain?.release()
         selfRetain = nil
     }
+
+    /// When ``localTextHandler`` last consumed a frame (``EventLoop/monotonicMilliseconds()``),
+    /// 0 if never. Any thread.
+    public var lastLocallyHandledMilliseconds: Int64 { lastLocalText.load(ordering: .relaxed) }
 
     /// True while the WebSocket is in the OPEN state. Read on the loop thread.
     public var isOpen: Bool {

@@ -1,16 +1,22 @@
 import IO
 import Signaling
+import Synchronization
 
-/// Heartbeats outside the storage batch.
+/// Heartbeats outside the storage batch, and off the hub thread.
 ///
 /// Every device sends `ping` at least every 15 s (docs/protocol.md §1): 10,000 idle devices
-/// make ~670 pings/s, and the benchmark's idle fleet sends each second's share in a burst.
-/// In the batch, a burst of ~80 pings (parse, pong, send; ~40 µs each) sat in front of the
-/// call frames that arrived with it, and their pongs waited for a COMMIT they have no part
-/// in. A ping touches no storage and its pong acknowledges nothing durable, so pings of
-/// authenticated connections go to their own queue, answered after each batch's sends for
-/// at most ``pingBudget`` of CPU per loop pass: call frames go first, pings lag by a few
-/// passes at most (against a 45 s idle timeout).
+/// make ~670 pings/s. A ping touches no storage and its pong acknowledges nothing durable.
+///
+/// - Once a connection's `hello` is handled, its shard thread answers its pings itself
+///   (``answerOnShard(_:_:)``, installed as the connection's
+///   ``WebSocketConnection/localTextHandler`` by ``handHeartbeatsToShards(_:)``): before, each
+///   ping crossed to the hub thread and its pong crossed back, and a burst of pings (the
+///   benchmark's idle fleet sends each second's share at once) sat on the hub in front of
+///   call frames (docs/benchmarks.md, "Heartbeats on the shards"). The hub's idle check
+///   reads when the shard last answered one (``SignalingHub/lastFrameElsewhere``).
+/// - Pings that still reach the hub (sent before the handler is installed) go to their own
+///   queue, answered after each batch's sends for at most ``pingBudget`` of CPU per loop
+///   pass: call frames go first.
 ///
 /// Safety of the test below: a frame that is short and names "ping" but is something else
 /// still goes through `SignalingHub.received`, outside a batch; any step it commits is then
@@ -20,6 +26,35 @@ extension SwitchboardServer {
     static let heartbeatMaxBytes = 64
     /// 1 ms of CPU per pass: a burst of ~80 pings takes about three passes, each after a batch.
     static let pingBudget = BatchCut(budgetMicroseconds: 1_000, maxFrames: 256)
+
+    /// Pongs sent by shard threads (``answerOnShard(_:_:)``), for /metrics.
+    static let pongsOnShards = Atomic<Int>(0)
+
+    /// A shard thread's answer to a ping of an authenticated connection; false (the frame
+    /// goes on to the hub) for anything else, including a malformed ping, which gets the
+    /// hub's typed error. Runs on the connection's loop thread.
+    static func answerOnShard(_ connection: WebSocketConnection, _ text: String, maxBytes: Int) -> Bool {
+        guard text.utf8.count <= min(heartbeatMaxBytes, maxBytes), text.contains("\"ping\""),
+              case .success(.ping) = ClientMessage.parse(text) else { return false }
+        connection.send(text: SignalingHub.pong(serverTime: EventLoop.wallClockMilliseconds()))
+        pongsOnShards.add(1, ordering: .relaxed)
+        return true
+    }
+
+    /// After a batch: the connections among `ids` whose `hello` the hub has handled get
+    /// their pings answered by their shard from now on. The handler is installed by a job
+    /// on the shard's loop, queued after the batch's sends (``carryOut(_:)``), so no pong
+    /// can overtake the `welcome`.
+    func handHeartbeatsToShards<S: Sequence>(_ ids: S) where S.Element == ConnectionID {
+        for id in ids where !heartbeatsOnShard.contains(id) {
+            guard hub.device(on: id) != nil, let socket = sockets[id] else { continue }
+            heartbeatsOnShard.insert(id)
+            let maxBytes = hub.config.maxMessageBytes
+            socket.loop.execute {
+                socket.localTextHandler = { connection, text in Self.answerOnShard(connection, text, maxBytes: maxBytes) }
+            }
+        }
+    }
 
     /// True for a frame answered outside the batch: a short frame naming `"ping"` from a
     /// connection whose `hello` was handled (before it, every frame goes in order through the
@@ -42,8 +77,10 @@ extension SwitchboardServer {
                Self.pingBudget.isFull(frames: taken, startedAt: cpuStarted, now: BatchCut.threadCPUMicroseconds()) { break }
         }
         let received = pendingPings.prefix(taken).map(\.receivedAt)
+        let connections = pendingPings.prefix(taken).map(\.connection)
         pendingPings.removeFirst(taken)
         carryOut(actions)
+        handHeartbeatsToShards(connections)
         timings.pings.record(Int64(taken))
         let done = EventLoop.monotonicMicroseconds()
         for receivedAt in received { commandTimes.record(done - receivedAt) }

@@ -53,6 +53,8 @@ extension SwitchboardServer {
         metric("switchboard_commands_duplicate_total", "counter", "Commands answered from the eventID record.", c.duplicates)
         metric("switchboard_commands_rate_limited_total", "counter", "Commands refused by the rate limit.", c.rateLimited)
         metric("switchboard_frames_malformed_total", "counter", "Frames that were not valid messages.", c.malformedFrames)
+        metric("switchboard_pongs_on_shards_total", "counter", "Pings of authenticated connections answered by their shard thread (not the hub).",
+               Self.pongsOnShards.load(ordering: .relaxed))
         metric("switchboard_auth_failures_total", "counter", "Hellos with a bad or expired token.", c.authFailures)
         metric("switchboard_deadlines_fired_total", "counter", "Call deadlines fired.", c.deadlinesFired)
         metric("switchboard_revision_conflicts_total", "counter", "Commits retried after a revision conflict.", c.revisionConflicts)

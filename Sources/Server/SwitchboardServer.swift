@@ -31,6 +31,8 @@ public final class SwitchboardServer {
     var pendingFrames = FrameQueue<PendingFrame>()
     /// Heartbeats of authenticated connections, answered after each batch (``answerPings()``).
     var pendingPings = FrameQueue<PendingFrame>()
+    /// Connections whose pings their shard answers (``handHeartbeatsToShards(_:)``).
+    var heartbeatsOnShard: Set<ConnectionID> = []
     /// When a batch stops taking frames (elapsed work time, then count).
     var batchCut = BatchCut()
     /// When the next retention chunk runs.
@@ -59,6 +61,7 @@ public final class SwitchboardServer {
         rooms = RoomCoordinator(loop: loop, hub: hub, media: sfu.map(SFUMediaPlane.init), log: log.withSubsystem("rooms"),
                                 disconnectGraceMs: config.limits.idleTimeout.milliseconds)
         rooms.send = { [unowned self] connection, text in sockets[connection]?.send(text: text) }
+        hub.lastFrameElsewhere = { [unowned self] id in sockets[id]?.lastLocallyHandledMilliseconds ?? 0 }
         rooms.carryOut = { [unowned self] actions in carryOut(actions) }
         rooms.push = { [unowned self] request in push?.enqueue(request) }
         if let url = config.push.webhookURL, !url.isEmpty {
@@ -192,6 +195,7 @@ public final class SwitchboardServer {
         // Arrival times only: a slice would keep the queue's storage shared and make its
         // compaction copy it.
         let received = pendingFrames.prefix(taken).map(\.receivedAt)
+        let connections = pendingFrames.prefix(taken).map(\.connection)
         pendingFrames.removeFirst(taken)
         let committed = EventLoop.monotonicMicroseconds()
         timings.batchFrames.record(Int64(received.count))
@@ -199,6 +203,7 @@ public final class SwitchboardServer {
         timings.begin.record(bodyStarted - started)
         timings.commit.record(committed - bodyEnded)
         carryOut(actions)
+        handHeartbeatsToShards(connections)
         let done = EventLoop.monotonicMicroseconds()
         timings.carryOut.record(done - committed)
         for receivedAt in received { commandTimes.record(done - receivedAt) }
@@ -280,6 +285,7 @@ extension SwitchboardServer: WebSocketServerDelegate {
 
     public func webSocketDidClose(_ connection: WebSocketConnection, code: UInt16, reason: String) {
         sockets[connection.id] = nil
+        heartbeatsOnShard.remove(connection.id)
         if let device = hub.device(on: connection.id) { rooms.deviceDisconnected(device) }
         hub.connectionClosed(connection.id, time: now())
     }

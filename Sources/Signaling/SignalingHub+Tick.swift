@@ -69,6 +69,11 @@ extension SignalingHub {
                 close = time.mono - connection.openedAtMono > config.helloTimeoutMs && !connection.replaced
                     ? (CloseCode.helloTimeout, "no hello") : nil
             } else if time.mono - connection.lastFrameMono > config.idleTimeoutMs {
+                // Heard from since, on a path that bypasses the hub (heartbeats on shards)?
+                if let elsewhere = lastFrameElsewhere?(id), elsewhere > connection.lastFrameMono {
+                    connections[id]?.lastFrameMono = elsewhere
+                    if time.mono - elsewhere <= config.idleTimeoutMs { continue }
+                }
                 close = (CloseCode.idle, "idle")
             } else if time.wall > connection.tokenExpiresAtWall {
                 close = (CloseCode.tokenExpired, "token expired")

@@ -30,6 +30,11 @@ public final class SignalingHub {
     /// equal (a step's result and notices carry the same snapshot).
     var snapshotJSON = SnapshotJSONMemo()
     var lastHousekeepingMono: Int64 = .min / 4  // "long ago" without overflow in subtraction
+    /// Frames of a connection that never reach ``received(_:on:time:)``: heartbeats the
+    /// transport answers itself (the server answers an authenticated connection's `ping` on
+    /// its shard thread). Returns the monotonic time (ms, the clock of `HubTime.mono`) of the
+    /// last such frame, or 0. The idle check asks it only for a connection that looks idle.
+    public var lastFrameElsewhere: ((ConnectionID) -> Int64)?
     /// Counters for /metrics-style reporting and tests.
     public internal(set) var counters = HubCounters()
 
@@ -98,9 +103,7 @@ public final class SignalingHub {
             case .hello:
                 return [errorFrame(id, code: "protocolViolation", message: "already authenticated")]
             case .ping:
-                var w = JSONWriter()
-                w.field("v", 1); w.field("type", "pong"); w.field("serverTime", time.wall)
-                return [.send(id, w.finish())]
+                return [.send(id, Self.pong(serverTime: time.wall))]
             case .ack(let cursor):
                 do { try store.acknowledge(device: StoredDeviceKey(device), upTo: cursor) } catch {
                     log.error("ack failed", ["error": .string("\(error)")])
@@ -110,6 +113,14 @@ public final class SignalingHub {
                 return handle(command, from: device, on: id, time: time)
             }
         }
+    }
+
+    /// The answer to `ping` (docs/protocol.md §1). Also built by the server's shard threads,
+    /// which answer heartbeats of authenticated connections themselves.
+    public static func pong(serverTime: Int64) -> String {
+        var w = JSONWriter()
+        w.field("v", 1); w.field("type", "pong"); w.field("serverTime", serverTime)
+        return w.finish()
     }
 
     private func malformed(_ error: WireError, on id: ConnectionID) -> [HubAction] {

@@ -102,6 +102,29 @@ final class ChannelGuardTests: IntegrationCase {
         XCTAssertEqual(try alice.waitForClose(timeout: 10).code, 4008)
     }
 
+    /// Pings of an authenticated connection are answered by its shard thread, never seen by
+    /// the hub; the hub's idle check must still count them (it would close at 1.5 s).
+    func testPingsAnsweredOnTheShardsKeepTheConnectionOpenPastTheIdleTimeout() throws {
+        let server = try ServerProcess(settings: ["limits.idle_timeout": "1500ms", "limits.heartbeat_interval": "500ms",
+                                                  "http.shards": "2"])
+        let alice = try device(server, "alice", "phone")
+        let started = Date()
+        // 4 s of pings, one per 250 ms: more than twice the idle timeout.
+        while Date().timeIntervalSince(started) < 4 {
+            alice.sendRaw("{\"v\":1,\"type\":\"ping\"}")
+            XCTAssertNotNil(try alice.waitFor(type: "pong"))
+            Thread.sleep(forTimeInterval: 0.25)
+        }
+        // Still open (a wait on a closed client throws) and served by the hub: a command gets
+        // its result.
+        let id = alice.command("call.get", eventID: "g1", ["callID": "c1"])
+        XCTAssertNotNil(try alice.waitFor { $0.eventID == id })
+        // The first ping may reach the hub before the shard's handler is installed.
+        XCTAssertGreaterThanOrEqual(try metricTotal(server, "switchboard_pongs_on_shards_total"), 10)
+        // Silence: closed as idle.
+        XCTAssertEqual(try alice.waitForClose(timeout: 10).code, 4008)
+    }
+
     func testTooManyDevicesPerAccountIsRefused() throws {
         let server = try ServerProcess(settings: ["limits.max_devices_per_account": "2"])
         _ = try device(server, "alice", "a")

@@ -90,6 +90,24 @@ final class SignalingHubTests: XCTestCase {
         XCTAssertEqual(HubHarness.closes(h.tick()), [idle: CloseCode.idle])
     }
 
+    /// Frames the transport answered itself (pings on the shard threads) count for the idle
+    /// check: a connection heard from elsewhere stays open, and closes once that goes quiet.
+    func testFramesHeardElsewhereKeepAConnectionFromIdleClose() throws {
+        let h = try HubHarness(config: HubConfig(idleTimeoutMs: 45_000, helloTimeoutMs: 10_000))
+        let (pinging, _) = h.connect("alice", "phone")
+        let (quiet, _) = h.connect("bob", "phone")
+        var heard: [ConnectionID: Int64] = [:]
+        h.hub.lastFrameElsewhere = { heard[$0] ?? 0 }
+        h.advance(ms: 40_000)
+        heard[pinging] = h.time.mono
+        h.advance(ms: 6_000)
+        XCTAssertEqual(HubHarness.closes(h.tick()), [quiet: CloseCode.idle])
+        h.advance(ms: 38_000)
+        XCTAssertEqual(HubHarness.closes(h.tick()), [:], "heard 44 s ago")
+        h.advance(ms: 2_000)
+        XCTAssertEqual(HubHarness.closes(h.tick()), [pinging: CloseCode.idle])
+    }
+
     func testNewerConnectionReplacesOlderAndOldCloseChangesNothing() throws {
         let h = try HubHarness()
         let (old, _) = h.connect("alice", "phone")
