@@ -18,7 +18,6 @@ public final class SQLiteCallStore: CallStore, @unchecked Sendable {
     public static var schemaVersion: Int { SQLiteMigrations.supportedVersion }
 
     public let path: String
-    static let journalSizeLimitBytes = 64 * 1024 * 1024
     static let pageCacheKiB = 32 * 1024
     static let pageSizeBytes = 4096
     /// Recursive: a batch holds it while the steps inside take it again.
@@ -69,9 +68,15 @@ public final class SQLiteCallStore: CallStore, @unchecked Sendable {
         // No checkpoint inside a commit: the WALCheckpointer thread does them through its own
         // connection, so the writer's thread never waits for a checkpoint's fsync.
         try connection.execute("PRAGMA wal_autocheckpoint = 0")
-        // 64 MB: after a checkpoint resets the WAL, truncate the file back to this size so a
-        // burst does not leave a huge WAL on disk.
-        try connection.execute("PRAGMA journal_size_limit = \(Self.journalSizeLimitBytes)")
+        // -1: the writer never truncates the WAL. With a limit (64 MB before), the first
+        // commit after every RESTART `ftruncate`d the grown file back to it on the hub's
+        // loop: 10.5 ms in one such commit (strace, 20 pairs), a stall for every frame queued
+        // behind it. The file stays at its high-water mark instead, which the RESTART bound
+        // keeps near `WALCheckpointer.defaultRestartBytes`, and its blocks are overwritten
+        // rather than allocated again; a WAL file past `WALCheckpointer.defaultTruncateBytes`
+        // (a burst the checkpointer could not follow) is truncated by the checkpointer, on
+        // its own thread.
+        try connection.execute("PRAGMA journal_size_limit = -1")
         // mmap_size stays 0 (not set): the hot pages sit in the 32 MiB page cache; pages that
         // are in the WAL are read with pread whatever mmap_size says
         // (https://sqlite.org/mmap.html), and they are the hot ones here; and an I/O error on

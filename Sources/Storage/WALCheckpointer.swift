@@ -31,9 +31,16 @@ final class WALCheckpointer: @unchecked Sendable {
     /// the benchmark's write rate (one fsync per second instead of one per ~1,000 pages),
     /// long enough that its fsync is amortized over ~1,000 commits.
     static let defaultIntervalMilliseconds = 1_000
-    /// 64 MB: matches the store's `journal_size_limit`; well past what one second of writes
-    /// appends, so `RESTART` (the only mode that delays the writer) stays rare.
+    /// 64 MB: well past what one second of writes appends, so `RESTART` (the only mode
+    /// that delays the writer) stays rare.
     static let defaultRestartBytes = 64 * 1024 * 1024
+    /// 128 MB: twice the RESTART bound. The writer never truncates the WAL (the store's
+    /// `journal_size_limit = -1`), so the file keeps its high-water mark, normally just
+    /// past `restartBytes` (frames appended while a RESTART waited). A file past this
+    /// size is what a burst the rounds could not follow left (or a reader that held
+    /// checkpoints off): the round then runs `TRUNCATE` instead of `RESTART`, which copies,
+    /// resets and truncates the file to zero on this thread.
+    static let defaultTruncateBytes = 2 * defaultRestartBytes
     /// 6 passes: each copies what was committed during the previous one (its two `fsync`s
     /// are the pass's length), so the remainder shrinks fast when an `fsync` takes a few ms;
     /// a pass that copies nothing new costs no `fsync`, and one such pass ends the round. Bounds one round's I/O when the
@@ -44,6 +51,7 @@ final class WALCheckpointer: @unchecked Sendable {
     let path: String
     let intervalMilliseconds: Int
     let restartBytes: Int
+    let truncateBytes: Int
     let catchUpPasses: Int
     private let stopSignal = DispatchSemaphore(value: 0)
     private let exited = DispatchSemaphore(value: 0)
@@ -68,13 +76,17 @@ final class WALCheckpointer: @unchecked Sendable {
         var lastFrames: Int64 = 0
         /// True while a `RESTART` is waiting for or holding the write lock.
         var restarting = false
+        /// `RESTART`s run as `TRUNCATE` because the WAL file was past `truncateBytes`
+        /// (also counted in `restarts`).
+        var truncations = 0
     }
 
     init(path: String, intervalMilliseconds: Int = defaultIntervalMilliseconds, restartBytes: Int = defaultRestartBytes,
-         catchUpPasses: Int = defaultCatchUpPasses) {
+         truncateBytes: Int = defaultTruncateBytes, catchUpPasses: Int = defaultCatchUpPasses) {
         self.path = path
         self.intervalMilliseconds = intervalMilliseconds
         self.restartBytes = restartBytes
+        self.truncateBytes = truncateBytes
         self.catchUpPasses = max(1, catchUpPasses)
     }
 
@@ -130,14 +142,16 @@ final class WALCheckpointer: @unchecked Sendable {
             } while passes < catchUpPasses && last.checkpointed >= 0 && !caughtUp
                 && !(last.frames == 0 && last.checkpointed == 0)
             if last.frames == 0 && last.checkpointed == 0 { caughtUp = true }
-            var restarted = false
+            var restarted = false, truncated = false
+            let oversized = walFileBytes() > truncateBytes
             // Also when caught up: then it copies nothing and holds the writer only for the
             // header reset, and the file is reused from its start at once.
-            if walFrameBytes(frames: last.frames, on: connection) > restartBytes {
+            if oversized || walFrameBytes(frames: last.frames, on: connection) > restartBytes {
                 setRestarting(true)
                 defer { setRestarting(false) }
-                _ = try Self.run("RESTART", on: connection)
+                _ = try Self.run(oversized ? "TRUNCATE" : "RESTART", on: connection)
                 restarted = true
+                truncated = oversized
             }
             lock.lock()
             // A smaller count than last time: the writer restarted the WAL in between.
@@ -149,6 +163,7 @@ final class WALCheckpointer: @unchecked Sendable {
             stats.passes += passes
             if caughtUp { stats.caughtUp += 1 }
             if restarted { stats.restarts += 1 }
+            if truncated { stats.truncations += 1 }
             stats.lastCheckpointedFrames = copied
             lock.unlock()
         } catch {
@@ -166,6 +181,12 @@ final class WALCheckpointer: @unchecked Sendable {
     func walFrameBytes(frames: Int64, on connection: SQLiteConnection) -> Int {
         let pageSize = (try? connection.scalarInt("PRAGMA page_size")) ?? 4096
         return Int(frames) * (Int(pageSize) + 24)
+    }
+
+    /// The WAL file's size on disk (0 if it does not exist).
+    func walFileBytes() -> Int {
+        var info = stat()
+        return stat(path + "-wal", &info) == 0 ? Int(info.st_size) : 0
     }
 
     /// `PRAGMA wal_checkpoint(mode)` returns (busy, frames in the WAL, frames checkpointed).

@@ -55,6 +55,39 @@ final class WALCheckpointerTests: StorageTestCase {
         XCTAssertNotNil(try store.loadCall("c-299"))
     }
 
+    /// The writer never truncates the WAL (`journal_size_limit = -1`): after a RESTART it
+    /// overwrites the file from its start. Only a file past `truncateBytes` is shrunk, by
+    /// the checkpointer's TRUNCATE, and the writer then goes on in a new file.
+    func testOnlyAnOversizedWALFileIsTruncatedAndByTheCheckpointer() throws {
+        let store = try SQLiteCallStore(path: databasePath, backgroundCheckpoints: false)
+        defer { store.close() }
+        let wal = databasePath + "-wal"
+        try commitCalls(300, prefix: "c", into: store)
+        let grown = fileSize(wal)
+        XCTAssertGreaterThan(grown, 300 * 4096)
+        let connection = try SQLiteConnection(path: databasePath)
+        defer { connection.close() }
+        // A RESTART below the truncation bound: the file keeps its size, also once the
+        // writer starts over at its beginning.
+        let restarting = WALCheckpointer(path: databasePath, restartBytes: 1, truncateBytes: grown * 2)
+        restarting.checkpoint(connection)
+        XCTAssertEqual(restarting.current.restarts, 1)
+        XCTAssertEqual(restarting.current.truncations, 0)
+        try commitCalls(5, prefix: "d", into: store)
+        XCTAssertEqual(fileSize(wal), grown)
+        XCTAssertLessThan(try WALCheckpointer.run("PASSIVE", on: connection).frames, 100, "the writer started over")
+        // Past the bound: TRUNCATE, on the checkpointer's connection.
+        let truncating = WALCheckpointer(path: databasePath, truncateBytes: grown - 1)
+        truncating.checkpoint(connection)
+        XCTAssertEqual(truncating.current.truncations, 1)
+        XCTAssertEqual(truncating.current.restarts, 1)
+        XCTAssertEqual(truncating.current.failures, 0)
+        XCTAssertEqual(fileSize(wal), 0)
+        try commitCalls(5, prefix: "e", into: store)
+        XCTAssertGreaterThan(fileSize(wal), 0)
+        for id in ["c-299", "d-4", "e-4"] { XCTAssertNotNil(try store.loadCall(id), id) }
+    }
+
     /// With no writer in between, the first pass copies everything and the second finds
     /// nothing new: the round counts as caught up after two passes, no RESTART, and the
     /// frames it saw are counted as written.
