@@ -43,14 +43,15 @@ public final class HTTPServer {
     /// A WebSocket event on its way from a shard to the delegate on `loop`.
     enum Event {
         case opened(WebSocketConnection, HTTPRequest, WeakDelegate)
-        case text(WebSocketConnection, String, WeakDelegate)
+        /// The `Int64`: when the shard read the frame (``EventLoop/monotonicMicroseconds()``).
+        case text(WebSocketConnection, String, Int64, WeakDelegate)
         case binary(WebSocketConnection, Data, WeakDelegate)
         case closed(WebSocketConnection, UInt16, String, WeakDelegate)
 
         func deliver() {
             switch self {
             case .opened(let c, let request, let d): d.delegate?.webSocketDidOpen(c, request: request)
-            case .text(let c, let text, let d): d.delegate?.webSocket(c, didReceiveText: text)
+            case .text(let c, let text, let readAt, let d): d.delegate?.webSocket(c, didReceiveText: text, readAtMicros: readAt)
             case .binary(let c, let data, let d): d.delegate?.webSocket(c, didReceiveBinary: data)
             case .closed(let c, let code, let reason, let d): d.delegate?.webSocketDidClose(c, code: code, reason: reason)
             }

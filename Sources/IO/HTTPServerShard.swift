@@ -147,7 +147,9 @@ final class HTTPServerShard {
                                              maxIncomingPayload: endpoint.maxIncomingPayload,
                                              keepaliveIntervalSeconds: owner.keepaliveIntervalSeconds)
         let delegate = HTTPServer.WeakDelegate(delegate: endpoint.delegate)
-        connection.onText = { [weak self] c, text in self?.post(.text(c, text, delegate)) }
+        connection.onText = { [weak self] c, text in
+            self?.post(.text(c, text, EventLoop.monotonicMicroseconds(), delegate))
+        }
         connection.onBinary = { [weak self] c, data in self?.post(.binary(c, data, delegate)) }
         connection.onClose = { [weak self] c, code, reason in
             guard let self else { return }

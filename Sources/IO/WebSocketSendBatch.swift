@@ -55,8 +55,14 @@ public struct WebSocketSendBatch {
     /// linear search beats hashing.
     private(set) var parts: [Part] = []
 
-    public init(corkingMinimum: Int = WebSocketSendBatch.defaultCorkingMinimum) {
+    /// Called on each loop once its part was written, with the µs from ``submit()`` until
+    /// then (the hop to the loop, the wait behind its earlier jobs, and the writes).
+    public let onPartWritten: (@Sendable (Int64) -> Void)?
+
+    public init(corkingMinimum: Int = WebSocketSendBatch.defaultCorkingMinimum,
+                onPartWritten: (@Sendable (Int64) -> Void)? = nil) {
         self.corkingMinimum = max(1, corkingMinimum)
+        self.onPartWritten = onPartWritten
     }
 
     /// True when nothing was added since the last ``submit()``.
@@ -87,13 +93,18 @@ public struct WebSocketSendBatch {
     public mutating func submit() {
         let submitted = parts
         parts.removeAll()
-        let minimum = corkingMinimum
+        let minimum = corkingMinimum, written = onPartWritten
+        let submittedAt = written == nil ? 0 : EventLoop.monotonicMicroseconds()
         for part in submitted {
             if part.loop.isOnLoopThread {
                 Self.run(part.entries, on: part.loop, corkingMinimum: minimum)
+                written?(EventLoop.monotonicMicroseconds() - submittedAt)
             } else {
                 let loop = part.loop, entries = part.entries
-                loop.execute { Self.run(entries, on: loop, corkingMinimum: minimum) }
+                loop.execute {
+                    Self.run(entries, on: loop, corkingMinimum: minimum)
+                    written?(EventLoop.monotonicMicroseconds() - submittedAt)
+                }
             }
         }
     }

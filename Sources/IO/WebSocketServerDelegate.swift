@@ -5,7 +5,17 @@ import Foundation
 public protocol WebSocketServerDelegate: AnyObject {
     func webSocketDidOpen(_ connection: WebSocketConnection, request: HTTPRequest)
     func webSocket(_ connection: WebSocketConnection, didReceiveText text: String)
+    /// The same with the time the connection's loop read the frame
+    /// (``EventLoop/monotonicMicroseconds()``), before the hand-off to the server's loop. The
+    /// default calls ``webSocket(_:didReceiveText:)``.
+    func webSocket(_ connection: WebSocketConnection, didReceiveText text: String, readAtMicros: Int64)
     func webSocket(_ connection: WebSocketConnection, didReceiveBinary data: Data)
     /// `code` is the peer's close code, 1006 when the TCP connection ended without one.
     func webSocketDidClose(_ connection: WebSocketConnection, code: UInt16, reason: String)
+}
+
+extension WebSocketServerDelegate {
+    public func webSocket(_ connection: WebSocketConnection, didReceiveText text: String, readAtMicros: Int64) {
+        webSocket(connection, didReceiveText: text)
+    }
 }

@@ -1,9 +1,14 @@
+import Foundation
 import Storage
 
 /// Where a frame's time goes on the hub's loop, as histograms on /metrics
 /// (docs/benchmarks.md, "Hub latency"): a stall of the loop shows as a tail in one of them,
 /// and the tick's lateness shows stalls that no frame was waiting behind.
 struct HubTimings {
+    /// µs from the shard thread's read of a frame to its arrival on the hub's loop: the
+    /// hand-off (the shard's inbox, the wake-up of the hub's loop, the loop finishing what it
+    /// was doing). 0 with `http.shards = 1`, where the hub's loop reads the sockets itself.
+    var handoff = LatencyHistogram(bounds: LatencyHistogram.microsecondBounds)
     /// µs from a frame's arrival on the loop (after the socket read) until the hub starts on
     /// it: the batches before its own and the frames ahead of it in its batch.
     var frameWait = LatencyHistogram(bounds: LatencyHistogram.microsecondBounds)
@@ -39,7 +44,9 @@ struct HubTimings {
     var tickLateness = LatencyHistogram(bounds: LatencyHistogram.microsecondBounds)
 
     func expositionLines() -> [String] {
-        frameWait.exposition(name: "switchboard_hub_frame_wait_microseconds",
+        handoff.exposition(name: "switchboard_hub_handoff_microseconds",
+                           help: "Time from a shard's read of a frame until it arrives on the hub's loop.")
+            + frameWait.exposition(name: "switchboard_hub_frame_wait_microseconds",
                              help: "Time from a frame's arrival on the hub's loop until the hub starts on it (in its batch).")
             + batchFrames.exposition(name: "switchboard_hub_batch_frames", help: "Frames per storage batch.")
             + batchWork.exposition(name: "switchboard_hub_batch_work_microseconds",
@@ -71,5 +78,24 @@ struct HubTimings {
                       "switchboard_purged_rows_total{kind=\"outbox\",in=\"\(carrier)\"} \(counts.outboxEntries)"]
         }
         return lines
+    }
+}
+
+/// µs from a batch's ``WebSocketSendBatch/submit()`` on the hub's loop until a shard has
+/// written its part (the hop to the shard, its wait behind the shard's other work, the
+/// writes): the part of a frame's path after ``HubTimings/carryOut``. Recorded on the shard
+/// threads, hence the lock.
+final class ShardWriteTimes: @unchecked Sendable {
+    private let lock = NSLock()
+    private var histogram = LatencyHistogram(bounds: LatencyHistogram.microsecondBounds)
+
+    func record(_ micros: Int64) {
+        lock.lock(); histogram.record(micros); lock.unlock()
+    }
+
+    func expositionLines() -> [String] {
+        lock.lock(); let copy = histogram; lock.unlock()
+        return copy.exposition(name: "switchboard_shard_write_microseconds",
+                               help: "Time from the hub's submission of a batch's sends until a shard has written its part.")
     }
 }

@@ -67,6 +67,7 @@ extension SwitchboardServer {
             lines.append("switchboard_frame_handling_microseconds_count \(commandTimes.total)")
         }
         lines += timings.expositionLines()
+        lines += shardWrites.expositionLines()
         if let wal = store.walCheckpoints {
             metric("switchboard_wal_checkpoint_rounds_total", "counter", "Background checkpoint rounds.", wal.rounds)
             metric("switchboard_wal_checkpoint_passes_total", "counter", "Passive checkpoint passes (first and catch-up).", wal.passes)

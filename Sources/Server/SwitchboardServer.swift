@@ -28,6 +28,8 @@ public final class SwitchboardServer {
     var commandTimes = LatencyWindow()
     /// Where frames wait on the loop (batch sizes, commit, sends, tick), for /metrics.
     var timings = HubTimings()
+    /// After the hub: how long the shards take to write a batch's sends.
+    let shardWrites = ShardWriteTimes()
     var pendingFrames = FrameQueue<PendingFrame>()
     /// Heartbeats of authenticated connections, answered after each batch (``answerPings()``).
     var pendingPings = FrameQueue<PendingFrame>()
@@ -241,7 +243,8 @@ public final class SwitchboardServer {
     /// itself, so the batch so far is submitted before it runs.
     func carryOut(_ actions: [HubAction]) {
         loop.coalescingWebSocketWrites {
-            var batch = WebSocketSendBatch()
+            let writes = shardWrites
+            var batch = WebSocketSendBatch(onPartWritten: { writes.record($0) })
             for action in actions {
                 switch action {
                 case .send(let id, let text):
@@ -267,7 +270,12 @@ extension SwitchboardServer: WebSocketServerDelegate {
     }
 
     public func webSocket(_ connection: WebSocketConnection, didReceiveText text: String) {
+        webSocket(connection, didReceiveText: text, readAtMicros: EventLoop.monotonicMicroseconds())
+    }
+
+    public func webSocket(_ connection: WebSocketConnection, didReceiveText text: String, readAtMicros: Int64) {
         let frame = PendingFrame(connection: connection.id, text: text, receivedAt: EventLoop.monotonicMicroseconds())
+        timings.handoff.record(max(0, frame.receivedAt - readAtMicros))
         if isHeartbeat(text, on: connection.id) {
             pendingPings.append(frame)
         } else {

@@ -49,5 +49,11 @@ final class ShardedSignalingTests: IntegrationCase {
 
         XCTAssertEqual(try laptop.request("call.hangup", ["callID": callID]).status, "accepted")
         XCTAssertEqual(try winner.waitFor(type: "call.ended", callID: callID).reason, "hangup")
+
+        // The path outside the hub is measured: every frame above crossed from a shard to
+        // the hub (hellos, 40+ commands), and every batch's sends went back to a shard.
+        let frames = try metricTotal(server, "switchboard_hub_handoff_microseconds_count")
+        XCTAssertGreaterThanOrEqual(frames, Double(count + bobDevices.count + 1))
+        XCTAssertGreaterThan(try metricTotal(server, "switchboard_shard_write_microseconds_count"), 0)
     }
 }
