@@ -12,12 +12,15 @@
 # unset = the bench's default). Only with a binary that knows the flag.
 # CLIENT=soup|lean (env): the pairs' WebSocket client (--client; unset = the bench's
 # default, lean). Only with a binary that knows the flag.
+# IDLE_CLIENT=soup|lean (env): the idle children's WebSocket client (--idle-client; unset =
+# the bench's default, lean). Only with a binary that knows the flag.
 set -euo pipefail
 BIN=$(realpath "$1"); LABEL=$2; IDLE=$3; PAIRS=$4; DUR=$5; SHARDS=${6:-2}
 IDLE_FLAGS=()
 [ -n "${IDLE_PROCS:-}" ] && IDLE_FLAGS=(--idle-processes "$IDLE_PROCS")
 [ -n "${PAIRS_PER_LOOP:-}" ] && IDLE_FLAGS+=(--pairs-per-loop "$PAIRS_PER_LOOP")
 [ -n "${CLIENT:-}" ] && IDLE_FLAGS+=(--client "$CLIENT")
+[ -n "${IDLE_CLIENT:-}" ] && IDLE_FLAGS+=(--idle-client "$IDLE_CLIENT")
 OUT=${OUT:-$PWD/bench-out}
 mkdir -p "$OUT"
 DIR=$(mktemp -d)

@@ -21,6 +21,13 @@ public struct BenchmarkOptions: Equatable, Sendable {
     /// The call pairs' WebSocket client (``PairClient``). Lean: the load generator should
     /// spend the host's CPU as little as it can (docs/benchmarks.md, "Lean pair client").
     public var client = PairClient.lean
+    /// The idle devices' WebSocket client, in the child processes (`--idle-client`). Lean
+    /// for the same reason: with libsoup each child's once-a-second wake-up ran 4–5 ms
+    /// (GLib looks at every one of its 1,250 sockets), two or three children at once held
+    /// both of this host's cores, and the server's threads waited for a CPU behind them
+    /// (`perf sched`: up to 13 ms); real idle devices are not on the server's CPUs at all.
+    /// The in-process fleet (`--idle-processes 0`) stays on libsoup.
+    public var idleClient = PairClient.lean
     /// Devices per callee account (all ring, one answers). 3: phone + tablet + desktop.
     public var calleeDevices = 3
     /// Measured seconds of call setups.
@@ -77,7 +84,8 @@ public struct BenchmarkOptions: Equatable, Sendable {
     public static let maxDurationSeconds = 3_600.0
 }
 
-/// The call pairs' WebSocket client (`--client`). The idle fleet always uses libsoup.
+/// A benchmark WebSocket client: the call pairs' (`--client`) and the idle children's
+/// (`--idle-client`).
 public enum PairClient: String, Equatable, Sendable, CaseIterable {
     /// Sources/IO `WebSocketClient` on the loop's `SoupSession` (GIO streams, GObject signals).
     case soup
@@ -125,6 +133,7 @@ extension BenchmarkOptions {
       --pairs-per-loop N     pairs per event loop (thread) of this process (default 4)
       --client soup|lean     the pairs' WebSocket client: lean = epoll + RFC 6455 framing in
                              the benchmark, soup = libsoup's client (default lean)
+      --idle-client soup|lean  the idle devices' client in the child processes (default lean)
       --duration SECONDS     measured time (default 20)
       --warmup SECONDS       unmeasured setups first (default 2)
       --connect-rate N       idle connections opened per second (default 2000)
@@ -160,12 +169,8 @@ extension BenchmarkOptions {
             case "--pairs": options.pairs = try reader.integer(0 ... maxPairs)
             case "--callee-devices": options.calleeDevices = try reader.integer(1 ... maxCalleeDevices)
             case "--pairs-per-loop": options.pairsPerLoop = try reader.integer(1 ... maxPairs)
-            case "--client":
-                let text = try reader.value()
-                guard let client = PairClient(rawValue: text) else {
-                    throw .invalidValue(flag: flag, value: text, expected: "soup or lean")
-                }
-                options.client = client
+            case "--client": options.client = try reader.client()
+            case "--idle-client": options.idleClient = try reader.client()
             case "--duration": options.durationSeconds = try reader.seconds(0.1 ... maxDurationSeconds)
             case "--warmup": options.warmupSeconds = try reader.seconds(0 ... maxDurationSeconds)
             case "--connect-rate": options.connectRate = try reader.integer(1 ... 100_000)

@@ -42,6 +42,15 @@ struct FlagReader {
         return n
     }
 
+    /// `soup` or `lean` (``PairClient``).
+    mutating func client() throws(BenchmarkOptionsError) -> PairClient {
+        let text = try value()
+        guard let client = PairClient(rawValue: text) else {
+            throw .invalidValue(flag: flag, value: text, expected: "soup or lean")
+        }
+        return client
+    }
+
     mutating func seconds(_ range: ClosedRange<Double>) throws(BenchmarkOptionsError) -> Double {
         let text = try value()
         guard let n = Double(text), n.isFinite, range.contains(n) else {

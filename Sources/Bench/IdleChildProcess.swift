@@ -46,7 +46,8 @@ final class IdleChildProcess: @unchecked Sendable {
     }
 
     /// Starts `executable bench idle-fleet …` and writes the secret as stdin's first line.
-    func spawn(executable: String, url: String, connectRate: Int, maxInFlight: Int, secret: [UInt8]) throws(IdleChildSpawnError) {
+    func spawn(executable: String, url: String, connectRate: Int, maxInFlight: Int, client: PairClient = .lean,
+               secret: [UInt8]) throws(IdleChildSpawnError) {
         var input: [Int32] = [-1, -1]
         var output: [Int32] = [-1, -1]
         guard pipe(&input) == 0 else { throw .pipe(errno: errno) }
@@ -58,7 +59,7 @@ final class IdleChildProcess: @unchecked Sendable {
         // spawns, so no other child can inherit these ends in between.
         for fd in input + output { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         let arguments = [executable, "bench", "idle-fleet", "--url", url, "--count", "\(count)", "--offset", "\(offset)",
-                         "--connect-rate", "\(connectRate)", "--in-flight", "\(maxInFlight)"]
+                         "--connect-rate", "\(connectRate)", "--in-flight", "\(maxInFlight)", "--client", client.rawValue]
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }

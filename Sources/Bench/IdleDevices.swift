@@ -90,6 +90,7 @@ final class ChildProcessIdleDevices: IdleDevices {
     private let executable: String
     private let url: String
     private let rate: Int
+    private let client: PairClient
     private let secret: [UInt8]
     private var spawnNotes: [String] = []
 
@@ -104,13 +105,14 @@ final class ChildProcessIdleDevices: IdleDevices {
         }.filter { $0.count > 0 }
     }
 
-    init(total: Int, processes: Int, url: String, rate: Int, executable: String, secret: [UInt8]) {
+    init(total: Int, processes: Int, url: String, rate: Int, client: PairClient = .lean, executable: String, secret: [UInt8]) {
         children = Self.shares(total: total, processes: processes).enumerated().map {
             IdleChildProcess(index: $0.offset, count: $0.element.count, offset: $0.element.offset)
         }
         self.executable = executable
         self.url = url
         self.rate = rate
+        self.client = client
         self.secret = secret
     }
 
@@ -122,7 +124,8 @@ final class ChildProcessIdleDevices: IdleDevices {
         let inFlight = max(1, ConnectThrottle.defaultMaxInFlight / k)
         for child in children {
             do throws(IdleChildSpawnError) {
-                try child.spawn(executable: executable, url: url, connectRate: rate, maxInFlight: inFlight, secret: secret)
+                try child.spawn(executable: executable, url: url, connectRate: rate, maxInFlight: inFlight, client: client,
+                                secret: secret)
             } catch {
                 spawnNotes.append("idle child \(child.index) did not start: \(error)")
             }

@@ -42,6 +42,17 @@ public enum IdleFleetChild {
         let loop = EventLoop(name: "idle-child")
         let metrics = BenchMetrics()
         loop.start()
+        // One epoll set for the child's sockets (``LeanSocketLoop``), made on the loop's thread.
+        var home: LeanSocketLoop?
+        if options.client == .lean {
+            let made = DispatchSemaphore(value: 0)
+            loop.execute { home = LeanSocketLoop(loop: loop); made.signal() }
+            made.wait()
+            if home == nil {
+                FileHandle.standardError.write(Data("switchboard bench idle-fleet: no epoll set; using libsoup's client\n".utf8))
+            }
+        }
+        let transport: PairTransport = home.map { .lean($0) } ?? .soup
         let fleet = IdleFleet(loop: loop, metrics: metrics, url: options.url, total: options.count, rate: options.connectRate,
                               maxInFlight: options.maxInFlight) { k in
             let account = "bench-i-\(options.offset + k)"
@@ -49,7 +60,7 @@ public enum IdleFleetChild {
             // 2 h + 1 h: outlives connecting plus the longest allowed run (BenchmarkOptions.maxDurationSeconds).
             let token = (try? TokenClaims(account: account, device: "d0", issuedAt: now, expiresAt: now + 7_200 + 3_600))
                 .map { signer.mint($0) } ?? ""
-            return BenchDevice(account: account, device: "d0", token: token, loop: loop, metrics: metrics)
+            return BenchDevice(account: account, device: "d0", token: token, loop: loop, metrics: metrics, transport: transport)
         }
         let heartbeat = Heartbeat(loop: loop) { fleet.devices }
         let reporter = ProgressReporter(loop: loop, fleet: fleet, metrics: metrics)

@@ -13,11 +13,14 @@ public struct IdleFleetChildOptions: Equatable, Sendable {
     public var connectRate = 500
     /// Handshakes in flight from this child (the parent splits the server's listen backlog).
     public var maxInFlight = ConnectThrottle.defaultMaxInFlight
+    /// The devices' WebSocket client (``BenchmarkOptions/idleClient``).
+    public var client = PairClient.lean
 
     public init() {}
 
     public static let usage = """
     usage: switchboard bench idle-fleet --url URL --count N --offset M [--connect-rate R] [--in-flight F]
+                                        [--client soup|lean]
     (internal: started by `bench signaling --idle-processes K`; reads the token secret from
     the first line of stdin, exits when stdin closes; progress as JSON lines on stdout)
     """
@@ -34,6 +37,7 @@ public struct IdleFleetChildOptions: Equatable, Sendable {
             case "--offset": options.offset = try reader.integer(0 ... BenchmarkOptions.maxIdle)
             case "--connect-rate": options.connectRate = try reader.integer(1 ... 100_000)
             case "--in-flight": options.maxInFlight = try reader.integer(1 ... 64)
+            case "--client": options.client = try reader.client()
             default: throw .unknownFlag(reader.flag)
             }
             seen.insert(reader.flag)

@@ -101,7 +101,8 @@ final class SignalingRun {
         let fleet: IdleDevices
         if idleProcesses > 0, let executable = options.idleChildExecutable ?? IdleChildProcess.ownExecutable() {
             fleet = ChildProcessIdleDevices(total: options.idle, processes: idleProcesses, url: options.url,
-                                            rate: options.connectRate, executable: executable, secret: secret)
+                                            rate: options.connectRate, client: options.idleClient, executable: executable,
+                                            secret: secret)
         } else {
             if idleProcesses > 0 { notes.append("own executable not found: idle devices held in this process") }
             fleet = InProcessIdleDevices(total: options.idle, url: options.url, rate: options.connectRate) { [self] account in

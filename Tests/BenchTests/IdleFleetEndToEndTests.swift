@@ -78,7 +78,8 @@ final class IdleFleetEndToEndTests: XCTestCase {
     func testChildExitsWhenItsStdinCloses() throws {
         let server = try BenchServer()
         let child = IdleChildProcess(index: 0, count: 5, offset: 1_000)
-        try child.spawn(executable: BenchServer.binary.path, url: server.url, connectRate: 100, maxInFlight: 2,
+        // libsoup's client here (`--client soup`); the other children run the default, lean.
+        try child.spawn(executable: BenchServer.binary.path, url: server.url, connectRate: 100, maxInFlight: 2, client: .soup,
                         secret: BenchServer.secret)
         let deadline = Date(timeIntervalSinceNow: 30)
         while child.status.latest?.settled != true, !child.status.outputClosed, Date() < deadline {

@@ -18,6 +18,10 @@ final class IdleFleetProtocolTests: XCTestCase {
         XCTAssertEqual(BenchmarkOptions.defaultIdleProcesses(idle: 1_251), 2)
         guard case .run(let none) = try BenchmarkOptions.parse(["--secret", "x", "--idle", "0"]) else { return XCTFail("expected run") }
         XCTAssertEqual(none.resolvedIdleProcesses, 0)
+        XCTAssertEqual(none.idleClient, .lean, "default")
+        guard case .run(let soup) = try BenchmarkOptions.parse(["--secret", "x", "--idle-client", "soup"]) else { return XCTFail("expected run") }
+        XCTAssertEqual(soup.idleClient, .soup)
+        XCTAssertThrowsError(try BenchmarkOptions.parse(["--secret", "x", "--idle-client", "nice"]))
     }
 
     func testIdleProcessesRejectsBadValues() {
@@ -33,8 +37,9 @@ final class IdleFleetProtocolTests: XCTestCase {
 
     func testChildFlags() throws {
         let o = try IdleFleetChildOptions.parse(["--url", "ws://127.0.0.1:9/v1/ws", "--count=250", "--offset", "500",
-                                                 "--connect-rate", "400", "--in-flight", "2"])
+                                                 "--connect-rate", "400", "--in-flight", "2", "--client", "soup"])
         var expected = IdleFleetChildOptions()
+        expected.client = .soup
         expected.url = "ws://127.0.0.1:9/v1/ws"
         expected.count = 250
         expected.offset = 500
@@ -56,6 +61,9 @@ final class IdleFleetProtocolTests: XCTestCase {
                        .invalidValue(flag: "--count", value: "0", expected: "an integer in 1...60000"))
         XCTAssertEqual(error(base + ["--offset", "-1"]),
                        .invalidValue(flag: "--offset", value: "-1", expected: "an integer in 0...60000"))
+        XCTAssertEqual(try IdleFleetChildOptions.parse(base).client, .lean, "default")
+        XCTAssertEqual(error(base + ["--client", "curl"]),
+                       .invalidValue(flag: "--client", value: "curl", expected: "soup or lean"))
         XCTAssertEqual(error(base + ["--in-flight", "0"]),
                        .invalidValue(flag: "--in-flight", value: "0", expected: "an integer in 1...64"))
         XCTAssertEqual(error(base + ["--url", "http://h/"]),
