@@ -12,6 +12,8 @@
 # unset = the bench's default). Only with a binary that knows the flag.
 # CLIENT=soup|lean (env): the pairs' WebSocket client (--client; unset = the bench's
 # default, lean). Only with a binary that knows the flag.
+# BENCH_BIN=PATH (env): run the benchmark side from another build (default BIN), e.g. the
+# current benchmark against an older server.
 # IDLE_CLIENT=soup|lean (env): the idle children's WebSocket client (--idle-client; unset =
 # the bench's default, lean). Only with a binary that knows the flag.
 set -euo pipefail
@@ -34,7 +36,8 @@ for _ in $(seq 100); do
   [ -f data/token-secret ] && curl -s -o /dev/null "http://127.0.0.1:$PORT/healthz" && break
   sleep 0.1
 done
-"$BIN" bench signaling --url "ws://127.0.0.1:$PORT/v1/ws" --secret-file ./data/token-secret \
+BENCH=$(realpath "${BENCH_BIN:-$BIN}")
+"$BENCH" bench signaling --url "ws://127.0.0.1:$PORT/v1/ws" --secret-file ./data/token-secret \
   --idle "$IDLE" "${IDLE_FLAGS[@]}" --pairs "$PAIRS" --callee-devices 3 --duration "$DUR" --warmup 3 --server-pid "$SPID" > "$OUT/$LABEL.txt" 2>&1
 echo "== $LABEL (load $(cut -d' ' -f1-3 /proc/loadavg))" >> "$OUT/$LABEL.txt"
 grep -E "idle|setups/s|CPU|waiting|load|command→result|candidate relay|errors|memory|pair client" "$OUT/$LABEL.txt"
