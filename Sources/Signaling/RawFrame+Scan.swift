@@ -23,7 +23,7 @@ extension RawFrame {
     /// ``scan(_:)-(UnsafeBufferPointer<UInt8>)`` that also returns the `sdp` value's JSON
     /// string literal as it stands in the frame (quotes included), when that literal is
     /// byte for byte what ``JSONWriter/appendQuoted(_:to:)-([UInt8])`` makes of the
-    /// unescaped SDP (``FrameScanner/isCanonical``); else nil. The hub sends and stores
+    /// unescaped SDP (`FrameScanner.lastStringCanonical`); else nil. The hub sends and stores
     /// that literal instead of escaping the SDP again (``QuotedSDPMemo``).
     static func scan(_ bytes: UnsafeBufferPointer<UInt8>, quotedSDP: inout [UInt8]?) -> RawFrame? {
         var scanner = FrameScanner(bytes: bytes)
