@@ -258,13 +258,35 @@ public final class WebSocketConnection: Hashable {
 
     /// ``send(text:)`` on the loop thread.
     func sendOnLoop(text: String) {
-        guard isOpen, let conn = conn else { return }
         var copy = text
-        copy.withUTF8 { buf in
-            let bytes = g_bytes_new(buf.baseAddress, gsize(buf.count))
-            inCell { soup_websocket_connection_send_message(conn, SOUP_WEBSOCKET_DATA_TEXT, bytes) }
-            g_bytes_unref(bytes)
+        copy.withUTF8 { sendOnLoop(utf8: $0) }
+    }
+
+    /// Sends a text frame given as its UTF-8 bytes (the caller's promise; libsoup checks it
+    /// and drops a frame that is not, RFC 6455 §8.1). Off the loop thread this hops there
+    /// like ``send(text:)``.
+    public func send(utf8: [UInt8]) {
+        guard loop.isOnLoopThread else {
+            loop.execute { [self] in sendOnLoop(utf8: utf8) }
+            return
         }
+        sendOnLoop(utf8: utf8)
+    }
+
+    /// ``send(utf8:)`` on the loop thread.
+    func sendOnLoop(utf8: [UInt8]) {
+        utf8.withUnsafeBufferPointer { sendOnLoop(utf8: $0) }
+    }
+
+    /// The bytes are wrapped, not copied (`g_bytes_new_static`): libsoup copies them into the
+    /// frame it queues (`send_message`: header and payload in one new buffer) before
+    /// `soup_websocket_connection_send_message` returns, and keeps no reference to the
+    /// `GBytes`, which is released here. `g_bytes_new` copied each frame once more.
+    private func sendOnLoop(utf8 buf: UnsafeBufferPointer<UInt8>) {
+        guard isOpen, let conn = conn else { return }
+        let bytes = g_bytes_new_static(buf.baseAddress, gsize(buf.count))
+        inCell { soup_websocket_connection_send_message(conn, SOUP_WEBSOCKET_DATA_TEXT, bytes) }
+        g_bytes_unref(bytes)
     }
 
     public func send(binary: Data) {

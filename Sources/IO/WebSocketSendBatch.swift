@@ -26,6 +26,8 @@ import Foundation
 public struct WebSocketSendBatch {
     enum Operation {
         case text(String)
+        /// A text frame's payload as UTF-8 bytes (``WebSocketConnection/send(utf8:)``).
+        case utf8([UInt8])
         case close(UInt16, String)
     }
 
@@ -74,6 +76,11 @@ public struct WebSocketSendBatch {
         append(Entry(connection: connection, operation: .text(text)))
     }
 
+    /// Queues a text frame given as its UTF-8 bytes (``WebSocketConnection/send(utf8:)``).
+    public mutating func send(utf8: [UInt8], to connection: WebSocketConnection) {
+        append(Entry(connection: connection, operation: .utf8(utf8)))
+    }
+
     /// Queues the closing handshake of `connection` (``WebSocketConnection/close(code:reason:)``).
     public mutating func close(_ connection: WebSocketConnection, code: UInt16, reason: String) {
         append(Entry(connection: connection, operation: .close(code, reason)))
@@ -116,6 +123,7 @@ public struct WebSocketSendBatch {
             for entry in entries {
                 switch entry.operation {
                 case .text(let text): entry.connection.sendOnLoop(text: text)
+                case .utf8(let bytes): entry.connection.sendOnLoop(utf8: bytes)
                 case .close(let code, let reason): entry.connection.closeOnLoop(code: code, reason: reason)
                 }
             }
@@ -128,8 +136,10 @@ public struct WebSocketSendBatch {
     static func connectionsToCork(_ entries: [Entry], minimum: Int) -> [WebSocketConnection] {
         guard entries.count >= minimum else { return [] }
         return itemsToCork(entries, minimum: minimum) { entry in
-            if case .text = entry.operation { return entry.connection.id }
-            return nil
+            switch entry.operation {
+            case .text, .utf8: return entry.connection.id
+            case .close: return nil
+            }
         }.map(\.connection)
     }
 

@@ -36,7 +36,7 @@ extension SwitchboardServer {
     static func answerOnShard(_ connection: WebSocketConnection, _ text: String, maxBytes: Int) -> Bool {
         guard text.utf8.count <= min(heartbeatMaxBytes, maxBytes), text.contains("\"ping\""),
               case .success(.ping) = ClientMessage.parse(text) else { return false }
-        connection.send(text: SignalingHub.pong(serverTime: EventLoop.wallClockMilliseconds()))
+        connection.send(utf8: SignalingHub.pong(serverTime: EventLoop.wallClockMilliseconds()).bytes)
         pongsOnShards.add(1, ordering: .relaxed)
         return true
     }

@@ -247,8 +247,8 @@ public final class SwitchboardServer {
             var batch = WebSocketSendBatch(onPartWritten: { writes.record($0) })
             for action in actions {
                 switch action {
-                case .send(let id, let text):
-                    if let socket = sockets[id] { batch.send(text: text, to: socket) }
+                case .send(let id, let frame):
+                    if let socket = sockets[id] { batch.send(utf8: frame.bytes, to: socket) }
                 case .close(let id, let code, let reason):
                     if let socket = sockets[id] { batch.close(socket, code: code, reason: reason) }
                 case .push(let request):

@@ -26,12 +26,20 @@ struct CallDescriptions: Codable, Equatable {
     var isEmpty: Bool { pendingOffer == nil && lastAnswer == nil }
 
     func encoded() -> Data {
+        var sdps = QuotedSDPMemo()
+        return encoded(sdps: &sdps)
+    }
+
+    /// ``encoded()`` with the bodies' literals from `sdps`: the offer was just written into
+    /// `call.incoming`, the answer into `call.answered`, by the same step.
+    func encoded(sdps: inout QuotedSDPMemo) -> Data {
         guard !isEmpty else { return Data() }
+        let offer = pendingOffer.map { sdps.quoted($0) }, answer = lastAnswer.map { sdps.quoted($0) }
         // 48: the two keys and braces.
-        var w = JSONWriter(capacity: 48 + (pendingOffer?.utf8.count ?? 0) + (lastAnswer?.utf8.count ?? 0))
-        w.field("pendingOffer", pendingOffer)
-        w.field("lastAnswer", lastAnswer)
-        return Data(w.finish().utf8)
+        var w = JSONWriter(capacity: 48 + (offer?.count ?? 0) + (answer?.count ?? 0))
+        w.field("pendingOffer", quoted: offer)
+        w.field("lastAnswer", quoted: answer)
+        return Data(w.finishBytes())
     }
 
     /// Empty data decodes to no bodies (a call without descriptions, or a row written before

@@ -98,13 +98,37 @@ public enum CommandKind: Equatable, Sendable {
         case .sfuPreferences: return "sfu.preferences"
         }
     }
+
+    /// The SDP body of a 1:1 call command (invite, answer, renegotiation), if it has one.
+    var callSDP: String? {
+        switch self {
+        case .invite(_, _, let sdp, _), .answer(_, _, let sdp): return sdp
+        case .offer(_, _, let sdp), .answerSDP(_, _, let sdp): return sdp
+        default: return nil
+        }
+    }
 }
 
 extension ClientMessage {
     /// Parses one text frame. Never traps on any input.
     public static func parse(_ text: String) -> Result<ClientMessage, WireError> {
+        var unused: [UInt8]?
+        return parse(text, quotedSDP: &unused, wantsQuotedSDP: false)
+    }
+
+    /// ``parse(_:)``, and the frame's `sdp` literal (quotes included) in `quotedSDP` when it
+    /// is exactly what ``JSONWriter`` makes of the parsed SDP, so that it need not be
+    /// escaped again (``QuotedSDPMemo``); nil otherwise (or when the frame was not scanned).
+    static func parse(_ text: String, quotedSDP: inout [UInt8]?) -> Result<ClientMessage, WireError> {
+        parse(text, quotedSDP: &quotedSDP, wantsQuotedSDP: true)
+    }
+
+    private static func parse(_ text: String, quotedSDP: inout [UInt8]?,
+                              wantsQuotedSDP: Bool) -> Result<ClientMessage, WireError> {
         // Scanned in place (a native string's UTF-8 storage), not copied into an array first.
-        let scanned = text.utf8.withContiguousStorageIfAvailable { RawFrame.scan($0) } ?? RawFrame.scan(Array(text.utf8))
+        let scanned = text.utf8.withContiguousStorageIfAvailable { bytes in
+            wantsQuotedSDP ? RawFrame.scan(bytes, quotedSDP: &quotedSDP) : RawFrame.scan(bytes)
+        } ?? RawFrame.scan(Array(text.utf8))
         let raw: RawFrame
         if let scanned {
             // No depth check needed: the scanner takes only a flat object whose one nested

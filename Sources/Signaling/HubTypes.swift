@@ -18,7 +18,8 @@ public struct HubTime: Sendable, Equatable {
 
 /// What the I/O layer must do after a hub call (sans-I/O: the hub decides, the adapter acts).
 public enum HubAction: Equatable, Sendable {
-    case send(ConnectionID, String)
+    /// A text frame (``WireText``: its UTF-8 bytes, as the hub wrote them and libsoup sends them).
+    case send(ConnectionID, WireText)
     case close(ConnectionID, code: UInt16, reason: String)
     /// POST this JSON to the push webhook (with retries; docs/protocol.md §8).
     case push(PushRequest)

@@ -41,6 +41,14 @@ public struct JSONWriter: Sendable {
         bytes.append(contentsOf: (value ? "true" : "false").utf8)
     }
 
+    /// A string field whose JSON literal (quotes included) is already made, e.g. by
+    /// ``QuotedSDPMemo``: the bytes of `field(key, text)` for the text `quoted` stands for.
+    mutating func field(_ key: String, quoted: [UInt8]?) {
+        guard let quoted else { return }
+        key_(key)
+        bytes.append(contentsOf: quoted)
+    }
+
     /// Splices `json`, which must already be a complete JSON value.
     public mutating func raw(_ key: String, _ json: String?) {
         guard let json else { return }
@@ -85,6 +93,19 @@ public struct JSONWriter: Sendable {
     public consuming func finish() -> String {
         bytes.append(UInt8(ascii: "}"))
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The object's UTF-8 bytes: those of ``finish()``, without making a `String` (a copy
+    /// and a UTF-8 validation) for bytes that go to storage or the wire as bytes.
+    consuming func finishBytes() -> [UInt8] {
+        bytes.append(UInt8(ascii: "}"))
+        return bytes
+    }
+
+    /// ``finishBytes()`` as a frame to send. The bytes are valid UTF-8: every value went in
+    /// as a Swift `String` (escaped byte-wise, never split inside a sequence) or as ASCII.
+    consuming func finishFrame() -> WireText {
+        WireText(utf8: finishBytes())
     }
 
     private mutating func key_(_ key: String) {
@@ -155,6 +176,17 @@ public struct JSONWriter: Sendable {
                     continue
                 }
                 end = i + 8
+            } else {
+                // The last 1–7 bytes: tested as one word padded with `A` (needs no escape)
+                // instead of byte by byte. Most keys and many values are shorter than 8
+                // bytes, the rest ends in such a tail. Bounds: count - i bytes at base + i.
+                var word: UInt64 = 0x4141_4141_4141_4141
+                withUnsafeMutableBytes(of: &word) { $0.copyMemory(from: UnsafeRawBufferPointer(start: base + i, count: count - i)) }
+                if !needsEscape(word) {
+                    i = count
+                    continue
+                }
+                end = count
             }
             // Byte by byte through [i, end), end <= count.
             while i < end {
@@ -191,7 +223,7 @@ public struct JSONWriter: Sendable {
     /// makes `(b - n) & ~b` set its top bit, and no borrow crosses bytes unless some byte is
     /// below n; `==` is "x ^ c is zero", i.e. below 1).
     @inline(__always)
-    private static func needsEscape(_ word: UInt64) -> Bool {
+    static func needsEscape(_ word: UInt64) -> Bool {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let high: UInt64 = 0x8080_8080_8080_8080
         let quote = word ^ (ones &* UInt64(UInt8(ascii: "\"")))

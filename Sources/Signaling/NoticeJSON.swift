@@ -16,6 +16,17 @@ public enum NoticeJSON {
     /// `snapshots`, so that a step's notices and result render their common snapshot once.
     public static func render(_ notice: CallNotice, callID: String, serverTime: Int64,
                               snapshots: inout SnapshotJSONMemo) -> String {
+        var sdps = QuotedSDPMemo()
+        return String(decoding: render(notice, callID: callID, serverTime: serverTime, snapshots: &snapshots, sdps: &sdps),
+                      as: UTF8.self)
+    }
+
+    /// The UTF-8 bytes of ``render(_:callID:serverTime:snapshots:)`` (the outbox stores
+    /// bytes: no `String` in between), with the SDP literals taken from (and left in)
+    /// `sdps`, so that a body the hub already escaped (or got in the writer's form) is not
+    /// escaped again.
+    static func render(_ notice: CallNotice, callID: String, serverTime: Int64,
+                       snapshots: inout SnapshotJSONMemo, sdps: inout QuotedSDPMemo) -> [UInt8] {
         var w = JSONWriter()
         w.field("v", 1)
         func header(_ type: String, _ snapshot: CallSnapshot?) {
@@ -28,7 +39,7 @@ public enum NoticeJSON {
         case .incomingCall(let snapshot, let offer):
             header(incomingType, snapshot)
             w.raw("snapshot", snapshots.render(snapshot))
-            w.field("sdp", offer?.sdp)
+            w.field("sdp", quoted: offer.map { sdps.quoted($0.sdp) })
         case .inProgressElsewhere(let snapshot):
             header("call.inProgressElsewhere", snapshot)
             w.raw("snapshot", snapshots.render(snapshot))
@@ -38,7 +49,7 @@ public enum NoticeJSON {
         case .answered(let snapshot, let by, let sdp):
             header("call.answered", snapshot)
             w.object("by") { SnapshotJSON.device(by, to: &$0) }
-            w.field("sdp", sdp?.sdp)
+            w.field("sdp", quoted: sdp.map { sdps.quoted($0.sdp) })
             w.raw("snapshot", snapshots.render(snapshot))
         case .stopped(let reason, let snapshot):
             header("call.stopRinging", snapshot)
@@ -56,19 +67,19 @@ public enum NoticeJSON {
             header("sdp.offer", nil)
             w.field("generation", generation)
             w.object("from") { SnapshotJSON.device(from, to: &$0) }
-            w.field("sdp", sdp.sdp)
+            w.field("sdp", quoted: sdps.quoted(sdp.sdp))
         case .sdpAnswer(let from, let generation, let sdp):
             header("sdp.answer", nil)
             w.field("generation", generation)
             w.object("from") { SnapshotJSON.device(from, to: &$0) }
-            w.field("sdp", sdp.sdp)
+            w.field("sdp", quoted: sdps.quoted(sdp.sdp))
         case .iceCandidates(let from, let generation, let candidates):
             header("ice.candidate", nil)
             w.field("generation", generation)
             w.object("from") { SnapshotJSON.device(from, to: &$0) }
             w.objects("candidates", candidates) { candidate($1, to: &$0) }
         }
-        return w.finish()
+        return w.finishBytes()
     }
 
     /// A backlog `call.incoming` that must not ring any more, delivered as ended
@@ -132,7 +143,7 @@ public enum NoticeJSON {
 /// payload the writers produce the prefix is followed by `"` (a key).
 enum OutboxFrame {
     static let prefix = "{\"v\":1,"
-    private static let prefixBytes: [UInt8] = Array(prefix.utf8)
+    static let prefixBytes: [UInt8] = Array(prefix.utf8)
     private static let incomingBytes: [UInt8] = Array((prefix + "\"type\":\"" + NoticeJSON.incomingType + "\"").utf8)
     private static let seqKeyBytes: [UInt8] = Array("\"seq\":\"".utf8)
 
@@ -148,7 +159,15 @@ enum OutboxFrame {
     /// `String(decoding: payload, as: UTF8.self)`, made with one copy of the payload (not
     /// three: decode, splice, append) into the frame's own storage.
     static func frame(payload: Data, seq: Int64, extra: String? = nil) -> String {
-        guard hasPrefix(payload, prefixBytes) else { return String(decoding: payload, as: UTF8.self) }
+        String(decoding: frameBytes(payload: payload, seq: seq, extra: extra), as: UTF8.self)
+    }
+
+    /// The UTF-8 bytes of ``frame(payload:seq:extra:)-(Data,_,_)``, made with one copy of the
+    /// payload and no `String` (whose UTF-8 validation of a 3 KB `call.incoming` was the
+    /// biggest cost of a delivered event): the frame goes to the socket as bytes. The
+    /// stored payloads are the writers' bytes, valid UTF-8.
+    static func frameBytes(payload: Data, seq: Int64, extra: String? = nil) -> [UInt8] {
+        guard hasPrefix(payload, prefixBytes) else { return [UInt8](payload) }
         var head = prefixBytes
         head.reserveCapacity(prefixBytes.count + seqKeyBytes.count + 22 + (extra.map { $0.utf8.count + 1 } ?? 0))
         head.append(contentsOf: seqKeyBytes)
@@ -161,14 +180,14 @@ enum OutboxFrame {
         }
         let tail = payload.index(payload.startIndex, offsetBy: prefixBytes.count) ..< payload.endIndex
         let count = head.count + tail.count
-        return String(unsafeUninitializedCapacity: count) { out in
+        return [UInt8](unsafeUninitializedCapacity: count) { out, initialized in
             // `out` holds `count` = head.count + tail.count bytes: the head goes to
             // [0, head.count), the tail (memcpy) to [head.count, count).
             let afterHead = out.initialize(from: head).1
             payload[tail].withUnsafeBytes { bytes in
                 UnsafeMutableRawBufferPointer(UnsafeMutableBufferPointer(rebasing: out[afterHead...])).copyMemory(from: bytes)
             }
-            return afterHead + tail.count
+            initialized = afterHead + tail.count
         }
     }
 

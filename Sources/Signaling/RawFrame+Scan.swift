@@ -19,11 +19,35 @@ extension RawFrame {
         var scanner = FrameScanner(bytes: bytes)
         return scanner.frame()
     }
+
+    /// ``scan(_:)-(UnsafeBufferPointer<UInt8>)`` that also returns the `sdp` value's JSON
+    /// string literal as it stands in the frame (quotes included), when that literal is
+    /// byte for byte what ``JSONWriter/appendQuoted(_:to:)-([UInt8])`` makes of the
+    /// unescaped SDP (`FrameScanner.lastStringCanonical`); else nil. The hub sends and stores
+    /// that literal instead of escaping the SDP again (``QuotedSDPMemo``).
+    static func scan(_ bytes: UnsafeBufferPointer<UInt8>, quotedSDP: inout [UInt8]?) -> RawFrame? {
+        var scanner = FrameScanner(bytes: bytes)
+        guard let raw = scanner.frame() else { return nil }
+        if let range = scanner.canonicalSDPLiteral {
+            quotedSDP = Array(UnsafeBufferPointer(rebasing: bytes[range]))
+        }
+        return raw
+    }
 }
 
 private struct FrameScanner {
     let bytes: UnsafeBufferPointer<UInt8>
     var i = 0
+    /// Whether the last literal read by ``string()`` is in the writer's form: its escapes
+    /// are exactly those ``JSONWriter`` writes (`\"`, `\\`, `\n`, `\r`, `\t`, and
+    /// `\u00xx` in lowercase hex for the other bytes below 0x20), so escaping its unescaped
+    /// text again gives the literal back. Bytes that need no escape are never escaped by
+    /// the writer, and a literal holds no raw `"`, `\` or control byte (refused above).
+    private(set) var lastStringCanonical = false
+    /// Where the last literal read by ``string()`` stands in `bytes`, quotes included.
+    private var lastLiteral = 0 ..< 0
+    /// The `sdp` value's literal, quotes included, when it was canonical.
+    private(set) var canonicalSDPLiteral: Range<Int>?
 
     init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
@@ -127,7 +151,9 @@ private struct FrameScanner {
             case .eventID: raw.eventID = text
             case .callID: raw.callID = text
             case .callee: raw.callee = text
-            case .sdp: raw.sdp = text
+            case .sdp:
+                raw.sdp = text
+                if lastStringCanonical { canonicalSDPLiteral = lastLiteral }
             case .candidate: raw.candidate = text
             case .sdpMid: raw.sdpMid = text
             case .ufrag: raw.ufrag = text
@@ -217,28 +243,58 @@ private struct FrameScanner {
     private mutating func string() -> String? {
         guard take(UInt8(ascii: "\"")) else { return nil }
         let start = i
-        // Find the closing quote; an escape's second byte is never the end.
+        // Find the closing quote; an escape's second byte is never the end. Words of 8
+        // bytes without `"`, `\` or a control byte are skipped whole (an SDP is ~3 KB).
         var end = i
         var escaped = false
-        while end < bytes.count {
-            let b = bytes[end]
-            if b == UInt8(ascii: "\"") { break }
-            if b < 0x20 { return nil }
-            if b == UInt8(ascii: "\\") { escaped = true; end += 2 } else { end += 1 }
+        var closed = false
+        scan: while end < bytes.count {
+            // Byte by byte up to `stop`: the one byte left, or a word that holds something.
+            var stop = end + 1
+            if bytes.count - end >= 8, let base = bytes.baseAddress {
+                if !JSONWriter.needsEscape(UnsafeRawPointer(base + end).loadUnaligned(as: UInt64.self)) {
+                    end += 8
+                    continue
+                }
+                stop = end + 8
+            }
+            while end < stop, end < bytes.count {
+                let b = bytes[end]
+                if b == UInt8(ascii: "\"") { closed = true; break scan }
+                if b < 0x20 { return nil }
+                if b == UInt8(ascii: "\\") { escaped = true; end += 2 } else { end += 1 }
+            }
         }
-        guard end < bytes.count else { return nil }
+        guard closed, end < bytes.count else { return nil }
         let literal = UnsafeBufferPointer(rebasing: bytes[start ..< end])
         i = end + 1
+        lastLiteral = start - 1 ..< end + 1
+        lastStringCanonical = true
         guard escaped else { return String(decoding: literal, as: UTF8.self) }
         // Unescaping never lengthens: a 2-byte escape gives 1 byte, `\uXXXX` (6 bytes) at most
         // 3 UTF-8 bytes, a surrogate pair (12 bytes) 4. So `literal.count` bytes of storage
         // always suffice, and every write below is at an index < `n` + (bytes the escape being
         // written consumed from `literal`), i.e. < literal.count.
         var valid = true
+        var canonical = true
         let text = String(unsafeUninitializedCapacity: literal.count) { out -> Int in
             var n = 0
             var k = 0
+            var stop = 0
             while k < literal.count {
+                // 8 bytes without a backslash or control byte (no `"` is inside `literal`)
+                // are copied as one word; a word that holds one is done byte by byte (up to
+                // `stop`) before the next word test. Bounds: n <= k (unescaping never
+                // lengthens), and k + 8 <= literal.count, the capacity of `out`.
+                if k >= stop, literal.count - k >= 8, let from = literal.baseAddress, let to = out.baseAddress {
+                    let word = UnsafeRawPointer(from + k).loadUnaligned(as: UInt64.self)
+                    if !JSONWriter.needsEscape(word) {
+                        UnsafeMutableRawPointer(to + n).storeBytes(of: word, as: UInt64.self)
+                        n += 8; k += 8
+                        continue
+                    }
+                    stop = k + 8
+                }
                 let b = literal[k]
                 guard b == UInt8(ascii: "\\") else {
                     if b < 0x20 { valid = false; return 0 }
@@ -252,14 +308,21 @@ private struct FrameScanner {
                 k += 2
                 let byte: UInt8
                 switch e {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): byte = e
-                case UInt8(ascii: "b"): byte = 0x08
-                case UInt8(ascii: "f"): byte = 0x0C
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"): byte = e
+                case UInt8(ascii: "/"): byte = e; canonical = false
+                case UInt8(ascii: "b"): byte = 0x08; canonical = false
+                case UInt8(ascii: "f"): byte = 0x0C; canonical = false
                 case UInt8(ascii: "n"): byte = 0x0A
                 case UInt8(ascii: "r"): byte = 0x0D
                 case UInt8(ascii: "t"): byte = 0x09
                 case UInt8(ascii: "u"):
                     guard var code = Self.hex4(literal, at: k) else { valid = false; return 0 }
+                    // The writer's `\u` escapes: `00` and a lowercase hex pair, for a byte
+                    // below 0x20 that has no short escape.
+                    if canonical, !(code < 0x20 && code != 0x09 && code != 0x0A && code != 0x0D
+                                    && Self.isLowercaseHex4(literal, at: k)) {
+                        canonical = false
+                    }
                     k += 4
                     if (0xD800 ... 0xDBFF).contains(code) {
                         guard k + 1 < literal.count, literal[k] == UInt8(ascii: "\\"), literal[k + 1] == UInt8(ascii: "u"),
@@ -281,7 +344,17 @@ private struct FrameScanner {
             }
             return n
         }
+        lastStringCanonical = canonical
         return valid ? text : nil
+    }
+
+    /// Whether the four hex digits at `at` (already read by ``hex4(_:at:)``) use no
+    /// uppercase letter, as ``JSONWriter`` writes them.
+    private static func isLowercaseHex4(_ literal: UnsafeBufferPointer<UInt8>, at start: Int) -> Bool {
+        for k in start ..< start + 4 where literal[k] >= UInt8(ascii: "A") && literal[k] <= UInt8(ascii: "F") {
+            return false
+        }
+        return true
     }
 
     /// Four hex digits at `at` in `literal`, or nil (too short, not hex).

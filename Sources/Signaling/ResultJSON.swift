@@ -11,11 +11,18 @@ enum ResultJSON {
 
     static func accepted(_ command: ClientCommand, callID: String, revision: Int64, snapshot: CallSnapshot?,
                          noop: Bool, serverTime: Int64, snapshots: inout SnapshotJSONMemo) -> String {
+        String(decoding: acceptedBytes(command, callID: callID, revision: revision, snapshot: snapshot, noop: noop,
+                                       serverTime: serverTime, snapshots: &snapshots), as: UTF8.self)
+    }
+
+    /// The UTF-8 bytes of ``accepted(_:callID:revision:snapshot:noop:serverTime:snapshots:)``.
+    static func acceptedBytes(_ command: ClientCommand, callID: String, revision: Int64, snapshot: CallSnapshot?,
+                              noop: Bool, serverTime: Int64, snapshots: inout SnapshotJSONMemo) -> [UInt8] {
         var w = header(command, callID: callID, status: "accepted", serverTime: serverTime)
         w.field("revision", revision)
         if noop { w.field("noop", true) }
         w.raw("snapshot", snapshot.map { snapshots.render($0) })
-        return w.finish()
+        return w.finishBytes()
     }
 
     static func rejected(_ command: ClientCommand, code: String, message: String, snapshot: CallSnapshot?,
@@ -27,11 +34,18 @@ enum ResultJSON {
 
     static func rejected(_ command: ClientCommand, code: String, message: String, snapshot: CallSnapshot?,
                          serverTime: Int64, snapshots: inout SnapshotJSONMemo) -> String {
+        String(decoding: rejectedBytes(command, code: code, message: message, snapshot: snapshot, serverTime: serverTime,
+                                       snapshots: &snapshots), as: UTF8.self)
+    }
+
+    /// The UTF-8 bytes of ``rejected(_:code:message:snapshot:serverTime:snapshots:)``.
+    static func rejectedBytes(_ command: ClientCommand, code: String, message: String, snapshot: CallSnapshot?,
+                              serverTime: Int64, snapshots: inout SnapshotJSONMemo) -> [UInt8] {
         var w = header(command, callID: command.callID, status: "rejected", serverTime: serverTime)
         w.field("code", code)
         w.field("message", message)
         w.raw("snapshot", snapshot.map { snapshots.render($0) })
-        return w.finish()
+        return w.finishBytes()
     }
 
     static func duplicate(_ command: ClientCommand, first: String, serverTime: Int64) -> String {

@@ -11,17 +11,18 @@ extension SignalingHub {
         guard connections[id]?.bucket.take(now: time.mono) == true else {
             counters.rateLimited += 1
             // Not recorded: the device may retry the same eventID once under the limit.
-            return [.send(id, ResultJSON.rejected(command, code: "rateLimited",
-                                                  message: "over \(Int(config.commandsPerSecond)) commands per second",
-                                                  snapshot: nil, serverTime: time.wall))]
+            return [.send(id, WireText(ResultJSON.rejected(command, code: "rateLimited",
+                                                           message: "over \(Int(config.commandsPerSecond)) commands per second",
+                                                           snapshot: nil, serverTime: time.wall)))]
         }
         if case .get(let callID) = command.kind {
-            return [.send(id, get(callID, command: command, device: device, time: time))]
+            return [.send(id, WireText(get(callID, command: command, device: device, time: time)))]
         }
         if let room = command.kind.room {
             let request = MediaRequest(connection: id, device: device, eventID: command.eventID, kind: command.kind)
             if case .sfuPreferences(_, let preferences) = command.kind, let problem = preferences.problem {
-                return [.send(id, RoomJSON.rejected(request, room: room, code: problem.code, message: problem.message, serverTime: time.wall))]
+                return [.send(id, WireText(RoomJSON.rejected(request, room: room, code: problem.code, message: problem.message,
+                                                             serverTime: time.wall)))]
             }
             return [.media(request)]
         }
@@ -39,18 +40,18 @@ extension SignalingHub {
                     if let callID = command.callID { callCache[callID] = nil }
                 } catch StorageError.duplicateEvent {
                     if let first = try store.processedEvent(account: device.account, device: device.device, eventID: command.eventID) {
-                        return [.send(id, duplicate(of: first, command: command, time: time))]
+                        return [.send(id, WireText(duplicate(of: first, command: command, time: time)))]
                     }
                 }
             }
-            return [.send(id, ResultJSON.rejected(command, code: "internal", message: "conflict persisted; retry",
-                                                  snapshot: nil, serverTime: time.wall))]
+            return [.send(id, WireText(ResultJSON.rejected(command, code: "internal", message: "conflict persisted; retry",
+                                                           snapshot: nil, serverTime: time.wall)))]
         } catch {
             log.error("command failed", ["eventID": .string(command.eventID), "type": .string(command.kind.wireType),
                                          "error": .string("\(error)")])
             if let callID = command.callID { callCache[callID] = nil }
-            return [.send(id, ResultJSON.rejected(command, code: "internal", message: "storage failure; nothing was applied",
-                                                  snapshot: nil, serverTime: time.wall))]
+            return [.send(id, WireText(ResultJSON.rejected(command, code: "internal", message: "storage failure; nothing was applied",
+                                                           snapshot: nil, serverTime: time.wall)))]
         }
     }
 
@@ -132,16 +133,15 @@ extension SignalingHub {
             result = StoredResult(callID: nil, status: .rejected(code: rejection.rawValue, message: rejection.message),
                                   snapshot: visible, serverTime: time.wall)
         }
-        let resultText = result.render(command, snapshots: &snapshotJSON)
-        let sentText: String
+        // Rendered as bytes and sent as such (no `String` in between: a copy and a UTF-8
+        // validation of ~750 bytes per command).
+        var sent = result.renderBytes(command, snapshots: &snapshotJSON)
         if case .accepted = step.outcome {
-            sentText = withTURN(resultText, for: command, account: device.account, time: time)
-        } else {
-            sentText = resultText
+            sent = withTURN(sent, for: command, account: device.account, time: time)
         }
         let processed = ProcessedEvent(account: device.account, device: device.device, eventID: command.eventID,
                                        payloadHash: command.payloadHash, result: result.encode(), processedAt: time.wall)
-        var actions: [HubAction] = [.send(id, sentText)]
+        var actions: [HubAction] = [.send(id, WireText(utf8: sent))]
         actions += try commit(step, callID: callID, prior: prior, processed: processed, time: time)
         // Counted once committed: a retry reaches the commit and is counted as a duplicate.
         if case .rejected = step.outcome { counters.rejected += 1 } else { counters.accepted += 1 }
@@ -161,7 +161,7 @@ extension SignalingHub {
                                        payloadHash: command.payloadHash, result: result.encode(), processedAt: time.wall)
         try store.commit(StepCommit(callID: callID, expectedRevision: prior?.revision, processedEvent: processed, now: time.wall))
         counters.rejected += 1
-        return [.send(id, text)]
+        return [.send(id, WireText(text))]
     }
 
     private func makeInvite(callID: String, caller: DeviceKey, callee: String, sdp: String?, media: CallMedia) throws -> CallInvite {
@@ -209,10 +209,17 @@ extension SignalingHub {
     }
 
     /// The invite's result carries TURN credentials, minted per send and never stored.
-    private func withTURN(_ text: String, for command: ClientCommand, account: String, time: HubTime) -> String {
+    /// The bytes of `{"v":1,"turn":<json>,` + the result after its `{"v":1,`.
+    private func withTURN(_ bytes: [UInt8], for command: ClientCommand, account: String, time: HubTime) -> [UInt8] {
         guard case .invite = command.kind, let json = turnJSON(account: account, time: time),
-              text.hasPrefix(OutboxFrame.prefix) else { return text }
-        return OutboxFrame.prefix + "\"turn\":" + json + "," + text.dropFirst(OutboxFrame.prefix.count)
+              bytes.starts(with: OutboxFrame.prefixBytes) else { return bytes }
+        var out = OutboxFrame.prefixBytes
+        out.reserveCapacity(bytes.count + json.utf8.count + 9)
+        out.append(contentsOf: "\"turn\":".utf8)
+        out.append(contentsOf: json.utf8)
+        out.append(UInt8(ascii: ","))
+        out.append(contentsOf: bytes[OutboxFrame.prefixBytes.count...])
+        return out
     }
 
     func turnJSON(account: String, time: HubTime) -> String? {

@@ -37,7 +37,7 @@ extension SignalingHub {
                     payload = hit.payload
                 } else {
                     payload = Data(NoticeJSON.render(notice, callID: callID, serverTime: time.wall,
-                                                     snapshots: &snapshotJSON).utf8)
+                                                     snapshots: &snapshotJSON, sdps: &quotedSDPs))
                     rendered.append((notice, payload))
                 }
                 outbox.append((StoredDeviceKey(device), payload))
@@ -67,7 +67,7 @@ extension SignalingHub {
                                     state: CallStateCodec.encodeStateForStore(state),
                                     isTerminal: state.phase.isTerminal, participants: participants,
                                     createdAt: state.createdAt, updatedAt: time.wall,
-                                    descriptions: descriptionsChanged ? CallDescriptions(state).encoded() : Data())
+                                    descriptions: descriptionsChanged ? CallDescriptions(state).encoded(sdps: &quotedSDPs) : Data())
         }
         let entries = try store.commit(StepCommit(callID: callID, expectedRevision: prior?.revision, call: storedCall,
                                                   processedEvent: processed, outbox: outbox, setDeadlines: setDeadlines,
@@ -90,22 +90,25 @@ extension SignalingHub {
     /// Renders a stored outbox entry for sending: splices in its seq and, for an incoming
     /// call, fresh TURN credentials. During a backlog replay (`live == false`) an incoming
     /// call that may no longer ring is delivered as ended (call-design §4 case 5).
-    func frame(_ entry: OutboxEntry, for device: DeviceKey, time: HubTime, live: Bool) -> String {
-        // Spliced from the stored bytes directly (``OutboxFrame/frame(payload:seq:extra:)-(Data,_,_)``).
-        guard OutboxFrame.isIncoming(entry.payload) else { return OutboxFrame.frame(payload: entry.payload, seq: entry.seq) }
+    func frame(_ entry: OutboxEntry, for device: DeviceKey, time: HubTime, live: Bool) -> WireText {
+        // Spliced from the stored bytes directly (``OutboxFrame/frameBytes(payload:seq:extra:)``).
+        guard OutboxFrame.isIncoming(entry.payload) else {
+            return WireText(utf8: OutboxFrame.frameBytes(payload: entry.payload, seq: entry.seq))
+        }
         if !live, let callID = Self.callID(in: entry.payload), let state = try? loadState(callID) {
             switch deliveryView(of: state, for: device, now: time.wall, config: config.call) {
             case .ring, .notParticipant:
                 break
             case .party:
                 // The device answered this call before it lost the connection: never ring it again.
-                return OutboxFrame.frame(payload: entry.payload, seq: entry.seq, extra: "\"ring\":false")
+                return WireText(utf8: OutboxFrame.frameBytes(payload: entry.payload, seq: entry.seq, extra: "\"ring\":false"))
             case .elsewhere(let snapshot), .ended(let snapshot):
-                return OutboxFrame.frame(payload: NoticeJSON.missed(snapshot, for: device, serverTime: time.wall), seq: entry.seq)
+                return WireText(OutboxFrame.frame(payload: NoticeJSON.missed(snapshot, for: device, serverTime: time.wall),
+                                                  seq: entry.seq))
             }
         }
         let turn = turnJSON(account: device.account, time: time).map { "\"turn\":" + $0 }
-        return OutboxFrame.frame(payload: entry.payload, seq: entry.seq, extra: turn)
+        return WireText(utf8: OutboxFrame.frameBytes(payload: entry.payload, seq: entry.seq, extra: turn))
     }
 
     /// Every outbox entry after `cursor`, in order.
@@ -144,7 +147,7 @@ extension SignalingHub {
                 if let turn = turnJSON(account: device.account, time: time) {
                     payload = OutboxFrame.prefix + "\"turn\":" + turn + "," + payload.dropFirst(OutboxFrame.prefix.count)
                 }
-                actions.append(.send(id, payload))
+                actions.append(.send(id, WireText(payload)))
             }
         } catch {
             log.error("active call lookup failed", ["account": .string(device.account), "error": .string("\(error)")])

@@ -29,6 +29,10 @@ public final class SignalingHub {
     /// The last call snapshot rendered for a result or notice, reused while the next one is
     /// equal (a step's result and notices carry the same snapshot).
     var snapshotJSON = SnapshotJSONMemo()
+    /// The last SDP bodies as JSON literals: each is escaped at most once (or not at all
+    /// when the device sent it in the writer's form), not once per notice and once more
+    /// for storage.
+    var quotedSDPs = QuotedSDPMemo()
     var lastHousekeepingMono: Int64 = .min / 4  // "long ago" without overflow in subtraction
     /// Frames of a connection that never reach ``received(_:on:time:)``: heartbeats the
     /// transport answers itself (the server answers an authenticated connection's `ping` on
@@ -88,7 +92,8 @@ public final class SignalingHub {
         guard text.utf8.count <= config.maxMessageBytes else {
             return malformed(.tooLarge(limit: config.maxMessageBytes), on: id)
         }
-        switch ClientMessage.parse(text) {
+        var quotedSDP: [UInt8]?
+        switch ClientMessage.parse(text, quotedSDP: &quotedSDP) {
         case .failure(let error):
             return malformed(error, on: id)
         case .success(let message):
@@ -110,6 +115,7 @@ public final class SignalingHub {
                 }
                 return []
             case .command(let command):
+                if let quotedSDP, let sdp = command.kind.callSDP { quotedSDPs.remember(sdp, quoted: quotedSDP) }
                 return handle(command, from: device, on: id, time: time)
             }
         }
@@ -117,10 +123,10 @@ public final class SignalingHub {
 
     /// The answer to `ping` (docs/protocol.md §1). Also built by the server's shard threads,
     /// which answer heartbeats of authenticated connections themselves.
-    public static func pong(serverTime: Int64) -> String {
+    public static func pong(serverTime: Int64) -> WireText {
         var w = JSONWriter()
         w.field("v", 1); w.field("type", "pong"); w.field("serverTime", serverTime)
-        return w.finish()
+        return w.finishFrame()
     }
 
     private func malformed(_ error: WireError, on id: ConnectionID) -> [HubAction] {
@@ -139,7 +145,7 @@ public final class SignalingHub {
     func errorFrame(_ id: ConnectionID, code: String, message: String) -> HubAction {
         var w = JSONWriter()
         w.field("v", 1); w.field("type", "error"); w.field("code", code); w.field("message", message)
-        return .send(id, w.finish())
+        return .send(id, w.finishFrame())
     }
 
     // MARK: Hello
@@ -187,12 +193,12 @@ public final class SignalingHub {
         w.field("cursor", String(from)); w.field("latestSeq", String(latest))
         w.raw("heartbeat", "{\"intervalMs\":\(config.heartbeatIntervalMs),\"idleTimeoutMs\":\(config.idleTimeoutMs)}")
         w.raw("limits", "{\"maxMessageBytes\":\(config.maxMessageBytes),\"commandsPerSecond\":\(Int(config.commandsPerSecond)),\"candidatesPerCall\":\(config.call.candidateBufferLimit)}")
-        actions.append(.send(id, w.finish()))
+        actions.append(.send(id, w.finishFrame()))
         actions += replay(to: device, on: id, after: from, time: time)
         actions += ringPushedCalls(for: device, on: id, time: time)
         var done = JSONWriter()
         done.field("v", 1); done.field("type", "caughtUp"); done.field("latestSeq", String(latest))
-        actions.append(.send(id, done.finish()))
+        actions.append(.send(id, done.finishFrame()))
         log.info("device connected", ["account": .string(device.account), "device": .string(device.device),
                                       "cursor": .int(from), "latestSeq": .int(latest)])
         return actions

@@ -39,13 +39,18 @@ struct StoredResult: Equatable {
 
     /// ``render(_:)`` with the snapshot text taken from (and left in) `snapshots`.
     func render(_ command: ClientCommand, snapshots: inout SnapshotJSONMemo) -> String {
+        String(decoding: renderBytes(command, snapshots: &snapshots), as: UTF8.self)
+    }
+
+    /// The UTF-8 bytes of ``render(_:snapshots:)``, for sending.
+    func renderBytes(_ command: ClientCommand, snapshots: inout SnapshotJSONMemo) -> [UInt8] {
         switch status {
         case .accepted(let revision, let noop):
-            return ResultJSON.accepted(command, callID: callID ?? "", revision: revision, snapshot: snapshot,
-                                       noop: noop, serverTime: serverTime, snapshots: &snapshots)
+            return ResultJSON.acceptedBytes(command, callID: callID ?? "", revision: revision, snapshot: snapshot,
+                                            noop: noop, serverTime: serverTime, snapshots: &snapshots)
         case .rejected(let code, let message):
-            return ResultJSON.rejected(command, code: code, message: message, snapshot: snapshot, serverTime: serverTime,
-                                       snapshots: &snapshots)
+            return ResultJSON.rejectedBytes(command, code: code, message: message, snapshot: snapshot,
+                                            serverTime: serverTime, snapshots: &snapshots)
         }
     }
 

@@ -136,6 +136,39 @@ final class WebSocketSendBatchTests: XCTestCase {
         XCTAssertEqual(recorders[0].code, 4000)
     }
 
+    /// Frames given as UTF-8 bytes (``WebSocketSendBatch/send(utf8:to:)``, the hub's path, and
+    /// ``WebSocketConnection/send(utf8:)``) arrive as exactly their text, in order with text
+    /// frames, and count for corking like them.
+    func testUTF8FramesArriveAsTheirTextInOrderWithTextFrames() throws {
+        final class Texts {
+            let lock = NSLock()
+            var all: [String] = []
+            func add(_ text: String) { lock.lock(); all.append(text); lock.unlock() }
+            var received: [String] { lock.lock(); defer { lock.unlock() }; return all }
+        }
+        let texts = Texts()
+        let client = try WebSocketClient.connectBlocking(loop: clientLoop, url: "ws://127.0.0.1:\(server.boundPort)/ws",
+                                                         onText: { texts.add($0) }, onClose: { _, _ in })
+        XCTAssertTrue(eventually { loop.sync { delegate.opened.count } == 1 })
+        let conn = try XCTUnwrap(loop.sync { delegate.opened.first?.0 })
+        let shard = conn.loop
+        let before = stats([shard])
+        let sent = ["{\"v\":1,\"sdp\":\"v=0\\r\\ns=caf\u{e9} \u{1F600}\"}", "plain", "", String(repeating: "x\u{e9}", count: 40_000)]
+        loop.sync {
+            var batch = WebSocketSendBatch()
+            batch.send(utf8: Array(sent[0].utf8), to: conn)
+            batch.send(text: sent[1], to: conn)
+            batch.send(utf8: Array(sent[2].utf8), to: conn)
+            batch.submit()
+            conn.send(utf8: Array(sent[3].utf8))
+        }
+        XCTAssertTrue(eventually { texts.received.count == sent.count })
+        XCTAssertEqual(texts.received, sent)
+        XCTAssertEqual(stats([shard]).corks - before.corks, 1, "three sends to one connection: corked once")
+        client.close(code: 1000, reason: "")
+        XCTAssertTrue(eventually { server.openWebSocketCount == 0 })
+    }
+
     /// Cork selection: once per connection with ≥ minimum sends, closes not counted.
     func testCorksOnlyConnectionsWithSeveralFrames() {
         let items: [(id: Int, isSend: Bool)] = [(1, true), (2, true), (3, false), (3, true), (2, true), (4, true),

@@ -114,6 +114,14 @@ final class CallDescriptionsTests: XCTestCase {
         for write in writes {
             XCTAssertFalse(String(decoding: write.call?.state ?? Data(), as: UTF8.self).contains("ice-ufrag"))
         }
+        // The bodies' literals come from the hub's memo (the frame's literal or an escape
+        // made for a notice): the bytes are those of a fresh encoding.
+        for write in writes where write.descriptionsChanged {
+            let call = try XCTUnwrap(write.call)
+            let state = try CallStateCodec.decode(call.state, descriptions: call.descriptions)
+            XCTAssertEqual(call.descriptions, CallDescriptions(state).encoded())
+            XCTAssertFalse(call.descriptions.isEmpty)
+        }
         let stored = try XCTUnwrap(try sqlite.loadCall(callID))
         let state = try CallStateCodec.decode(stored.state, descriptions: stored.descriptions)
         XCTAssertNil(state.negotiation.pendingOffer)

@@ -67,7 +67,7 @@ final class HubHarness {
     static func frames(_ actions: [HubAction], to id: ConnectionID) -> [[String: Any]] {
         actions.compactMap { action in
             guard case .send(let target, let text) = action, target == id else { return nil }
-            return try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+            return try? JSONSerialization.jsonObject(with: Data(text.bytes)) as? [String: Any]
         }
     }
 

@@ -116,11 +116,11 @@ final class HubSetupWorkload {
     private func record(_ actions: [HubAction]) {
         for action in actions {
             switch action {
-            case .send(let id, let text):
+            case .send(let id, let frame):
                 framesOut += 1
                 mix(String(id))
-                mix(text)
-                let utf8 = Array(text.utf8)
+                mix(frame.bytes)
+                let utf8 = frame.bytes
                 if utf8.starts(with: Self.resultPrefix),
                    (0 ... utf8.count - Self.acceptedField.count).contains(where: { utf8[$0 ..< $0 + Self.acceptedField.count].elementsEqual(Self.acceptedField) }) {
                     accepted += 1
@@ -132,7 +132,11 @@ final class HubSetupWorkload {
     }
 
     private func mix(_ text: String) {
-        for byte in text.utf8 {
+        mix(Array(text.utf8))
+    }
+
+    private func mix(_ bytes: [UInt8]) {
+        for byte in bytes {
             digest ^= UInt64(byte)
             digest = digest &* 0x0000_0100_0000_01B3
         }

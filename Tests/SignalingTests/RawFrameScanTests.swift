@@ -38,6 +38,38 @@ final class RawFrameScanTests: XCTestCase {
         XCTAssertEqual(RawFrame.scan(Array(frames[3].utf8))?.sdp, sdp)
     }
 
+    /// Every escape at every offset of literals 0–31 bytes long, so that escapes fall on
+    /// every byte of the 8-byte words the scanner skips whole: read as the decoder reads
+    /// them, and the `sdp` literal reported for reuse exactly when it is the writer's form.
+    func testEscapesAtEveryOffsetAcrossWordsAreScannedAsTheDecoderReadsThem() throws {
+        let escapes = [#"\""#, #"\\"#, #"\/"#, #"\b"#, #"\f"#, #"\n"#, #"\r"#, #"\t"#, #"\u0001"#, #"\u001f"#,
+                       #"\u001F"#, #"\u000a"#, #"\u00e9"#, #"\ud83d\ude00"#, "é", #"\r\n"#]
+        var reused = 0
+        for filler in ["a", "é"] {
+            for length in [0, 1, 6, 7, 8, 9, 15, 16, 17, 24, 31] {
+                let characters = Array(String(repeating: filler, count: length))
+                for offset in 0 ... characters.count {
+                    for escape in escapes {
+                        let literal = String(characters[..<offset]) + escape + String(characters[offset...])
+                        let frame = #"{"type":"x","sdp":""# + literal + #"","eventID":"e"}"#
+                        let bytes = Array(frame.utf8)
+                        var quoted: [UInt8]?
+                        let scanned = bytes.withUnsafeBufferPointer { RawFrame.scan($0, quotedSDP: &quoted) }
+                        XCTAssertNotNil(scanned, frame)
+                        XCTAssertEqual(scanned, decoded(frame), frame)
+                        let sdp = try XCTUnwrap(scanned?.sdp)
+                        var writer: [UInt8] = []
+                        JSONWriter.appendQuoted(sdp, to: &writer)
+                        let sent = Array(("\"" + literal + "\"").utf8)
+                        XCTAssertEqual(quoted, sent == writer ? sent : nil, frame)
+                        if quoted != nil { reused += 1 }
+                    }
+                }
+            }
+        }
+        XCTAssertGreaterThan(reused, 0)
+    }
+
     /// Inputs the scanner must leave to the decoder (nil), whatever the decoder then says.
     func testUnusualOrInvalidInputIsLeftToTheDecoder() {
         let frames = [

@@ -126,7 +126,7 @@ final class SFUPreferencesTests: XCTestCase {
 
     private func text(_ actions: [HubAction]) -> [String: Any]? {
         guard actions.count == 1, case .send(_, let text) = actions[0] else { return nil }
-        return try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+        return try? JSONSerialization.jsonObject(with: Data(text.bytes)) as? [String: Any]
     }
 
     func testHubRefusesOutOfRangeValuesWithAResultAndForwardsValidOnes() throws {
@@ -175,7 +175,7 @@ final class SFUPreferencesTests: XCTestCase {
             switch actions.first {
             case .media?: outcomes.append("forwarded")
             case .send(_, let text)?:
-                let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+                let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(text.bytes)) as? [String: Any])
                 outcomes.append(object["code"] as? String ?? "?")
             default: outcomes.append("none")
             }

@@ -19,8 +19,8 @@ final class StoredResultTests: XCTestCase {
     }
 
     private static func result(_ actions: [HubAction], to id: ConnectionID) -> String? {
-        for case .send(let target, let text) in actions where target == id && text.contains("\"type\":\"result\"") {
-            return text
+        for case .send(let target, let frame) in actions where target == id && frame.text.contains("\"type\":\"result\"") {
+            return frame.text
         }
         return nil
     }
