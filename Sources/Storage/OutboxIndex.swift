@@ -44,7 +44,8 @@ final class OutboxIndex {
     private(set) var queues: [StoredDeviceKey: Queue] = [:]
     /// Unacknowledged entries per log row.
     private(set) var unacked: [Int64: Int] = [:]
-    /// Rows whose entries were all acknowledged (found by a rebuild), to be deleted.
+    /// Rows whose entries were all acknowledged (found by a rebuild, or acknowledged since
+    /// and not yet deleted), to be deleted.
     private(set) var orphanRows: Set<Int64> = []
     /// How many settled devices (nothing pending) are kept before the oldest are forgotten.
     let settledLimit: Int
@@ -158,7 +159,8 @@ final class OutboxIndex {
     }
 
     /// Entries up to `seq` acknowledged (`seq` already clamped); returns the rows left with
-    /// no unacknowledged entry, which the caller deletes.
+    /// no unacknowledged entry, which the caller deletes (now or, through
+    /// ``deferDeletion(of:)``, later).
     func acknowledged(_ device: StoredDeviceKey, upTo seq: Int64) -> [Int64] {
         guard var queue = queues[device], seq > queue.acked else { return [] }
         queue.acked = seq
@@ -180,6 +182,10 @@ final class OutboxIndex {
         if queue.pending.isEmpty { settled(device) }
         return emptied
     }
+
+    /// Rows left with no unacknowledged entry (from ``acknowledged(_:upTo:)``), deleted
+    /// later in a group (`SQLiteCallStore.deleteAcknowledgedRowsIfMany`) or by purge.
+    func deferDeletion(of rows: [Int64]) { orphanRows.formUnion(rows) }
 
     /// A row deleted as an orphan.
     func removedOrphan(_ row: Int64) { orphanRows.remove(row) }

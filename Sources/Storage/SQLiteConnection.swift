@@ -23,6 +23,9 @@ final class SQLiteConnection {
     /// `OutboxIndex.settledLimit` for indexes built on this connection; nil = the default
     /// (tests set a small one to see devices forgotten).
     var outboxSettledLimit: Int?
+    /// `SQLiteCallStore.acknowledgedRowsPerDeletion` on this connection; nil = the default
+    /// (tests set 1 to see rows leave with the acknowledgement that emptied them).
+    var acknowledgedRowsPerDeletion: Int?
     /// Participants and terminal flag of calls as stored, per call ID, as this connection
     /// last wrote or read them, so that a step's call update need not read the participant
     /// rows back to compare. Same validity as `outboxIndex`; only live calls are kept.
