@@ -33,6 +33,12 @@ final class OutboxIndex {
         var pending: [Location] = []
         /// Next seq to hand out: seqs are never reused, not even after a trim.
         var lastSeq: Int64 { max(last, acked) }
+
+        /// An entry appended with the next seq.
+        mutating func append(_ location: Location) {
+            last = location.seq
+            pending.append(location)
+        }
     }
 
     /// 65,536 settled devices kept (≈ 100 bytes each, ~6 MB): the devices of far more calls in
@@ -66,6 +72,9 @@ final class OutboxIndex {
 
     /// The device's last assigned seq. Only for a known device (``isKnown(_:)``).
     func lastSeq(of device: StoredDeviceKey) -> Int64 { queues[device]?.lastSeq ?? 0 }
+
+    /// The device's last assigned seq if its cursor is known (one lookup for both).
+    func knownLastSeq(of device: StoredDeviceKey) -> Int64? { queues[device]?.lastSeq }
 
     /// The device's acknowledged seq. Only for a known device.
     func ackedSeq(of device: StoredDeviceKey) -> Int64 { queues[device]?.acked ?? 0 }
@@ -152,8 +161,8 @@ final class OutboxIndex {
     /// Records a newly appended row.
     func appended(row: Int64, _ record: OutboxLogRecord) {
         for (slot, entry) in record.entries.enumerated() {
-            queues[entry.device, default: Queue()].last = entry.seq
-            queues[entry.device, default: Queue()].pending.append(Location(seq: entry.seq, row: row, slot: Int32(slot)))
+            // One lookup per entry, the queue modified in place.
+            queues[entry.device, default: Queue()].append(Location(seq: entry.seq, row: row, slot: Int32(slot)))
         }
         unacked[row] = record.entries.count
     }
