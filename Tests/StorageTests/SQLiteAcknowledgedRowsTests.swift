@@ -36,14 +36,14 @@ final class SQLiteAcknowledgedRowsTests: StorageTestCase {
     func testWaitingRowsSurviveAReopenAsAcknowledgedAndPurgeDeletesThem() throws {
         let store = try openStore()
         for i in 1 ... 3 { _ = try append("m\(i)", to: bobPhone, store: store) }
-        _ = try append("l1", to: bobLaptop, store: store)
+        _ = try append("l1", to: aliceLaptop, store: store)
         try store.acknowledge(device: bobPhone, upTo: 3)
         XCTAssertEqual(try rows(store), 4, "fewer than acknowledgedRowsPerDeletion rows emptied")
         store.close()
 
         let reopened = try openStore()
         XCTAssertEqual(try reopened.outbox(for: bobPhone, after: 0, limit: 10), [])
-        XCTAssertEqual(try reopened.outbox(for: bobLaptop, after: 0, limit: 10).map(\.payload), [Data("l1".utf8)])
+        XCTAssertEqual(try reopened.outbox(for: aliceLaptop, after: 0, limit: 10).map(\.payload), [Data("l1".utf8)])
         XCTAssertEqual(try append("m4", to: bobPhone, store: reopened), 4)
         XCTAssertEqual(try reopened.purge(terminalCallsUpdatedBefore: 0, eventsProcessedBefore: 0).outboxEntries, 3)
         XCTAssertEqual(try rows(reopened), 2)
