@@ -87,16 +87,19 @@ extension SQLiteCallStore {
     /// carries it, and the rows wait for at most this many more.
     static let acknowledgedRowsPerDeletion = 64
 
-    /// Deletes the log rows whose entries were all acknowledged once there are
-    /// `acknowledgedRowsPerDeletion` of them (`OutboxIndex.orphanRows`), oldest first.
-    /// Until then they are only garbage: every entry in them is at or below its device's
-    /// `acked_seq`, which the acknowledgement's transaction stored, so no read returns
-    /// them and a rebuild finds them orphaned again; `purge` deletes what is left.
+    /// Deletes the log rows whose entries were all acknowledged (`OutboxIndex.orphanRows`),
+    /// oldest first, once there are `acknowledgedRowsPerDeletion` of them. Until then they
+    /// are only garbage: every entry in them is at or below its device's `acked_seq`, which
+    /// the acknowledgement's transaction stored, so no read returns them and a rebuild finds
+    /// them orphaned again; `purge` deletes what is left. At most twice that many per call:
+    /// all of them in steady state (one acknowledgement empties a few rows, not a group's
+    /// worth), while a large backlog found by a rebuild (a migrated file) is worked off two
+    /// groups per acknowledgement instead of in one.
     static func deleteAcknowledgedRowsIfMany(_ index: OutboxIndex, in connection: SQLiteConnection) throws {
-        let threshold = connection.acknowledgedRowsPerDeletion ?? acknowledgedRowsPerDeletion
+        let threshold = max(1, connection.acknowledgedRowsPerDeletion ?? acknowledgedRowsPerDeletion)
         guard index.orphanRows.count >= threshold else { return }
         connection.derivedTouched = true
-        for row in index.orphanRows.sorted() {
+        for row in index.orphanRows.sorted().prefix(2 * threshold) {
             try deleteLogRow(row, in: connection)
             index.removedOrphan(row)
         }

@@ -31,6 +31,27 @@ final class SQLiteAcknowledgedRowsTests: StorageTestCase {
         XCTAssertEqual(try store.lastSeq(for: bobPhone), 5)
     }
 
+    /// A reopen that finds many emptied rows (left by a build that deleted nothing) deletes
+    /// at most two groups per acknowledgement, oldest first, not all in one.
+    func testABacklogOfEmptiedRowsLeavesAGroupPerAcknowledgement() throws {
+        let store = try openStore()
+        for i in 1 ... 7 { _ = try append("m\(i)", to: bobPhone, store: store) }
+        _ = try append("l1", to: aliceLaptop, store: store)
+        _ = try append("l2", to: aliceLaptop, store: store)
+        try store.acknowledge(device: bobPhone, upTo: 7)
+        store.close()
+        let reopened = try openStore()
+        try reopened.locked { $0.acknowledgedRowsPerDeletion = 3 }
+        XCTAssertEqual(try reopened.outbox(for: bobPhone, after: 0, limit: 10), [])
+        XCTAssertEqual(try rows(reopened), 9)
+        try reopened.acknowledge(device: aliceLaptop, upTo: 1)
+        XCTAssertEqual(try rows(reopened), 3, "6 of the 8 emptied rows")
+        XCTAssertEqual(try reopened.locked { try $0.scalarInt("SELECT min(id) FROM outbox_log") }, 7, "oldest first")
+        try reopened.acknowledge(device: aliceLaptop, upTo: 2)
+        XCTAssertEqual(try rows(reopened), 0)
+        XCTAssertEqual(try append("m8", to: bobPhone, store: reopened), 8)
+    }
+
     /// Waiting rows across a reopen: the cursor the acknowledgement stored keeps them out of
     /// every read, seqs are not reused, and purge deletes them.
     func testWaitingRowsSurviveAReopenAsAcknowledgedAndPurgeDeletesThem() throws {
