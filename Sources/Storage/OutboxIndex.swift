@@ -33,6 +33,12 @@ final class OutboxIndex {
         var pending: [Location] = []
         /// Next seq to hand out: seqs are never reused, not even after a trim.
         var lastSeq: Int64 { max(last, acked) }
+
+        /// An entry appended with the next seq.
+        mutating func append(_ location: Location) {
+            last = location.seq
+            pending.append(location)
+        }
     }
 
     /// 65,536 settled devices kept (≈ 100 bytes each, ~6 MB): the devices of far more calls in
@@ -44,7 +50,8 @@ final class OutboxIndex {
     private(set) var queues: [StoredDeviceKey: Queue] = [:]
     /// Unacknowledged entries per log row.
     private(set) var unacked: [Int64: Int] = [:]
-    /// Rows whose entries were all acknowledged (found by a rebuild), to be deleted.
+    /// Rows whose entries were all acknowledged (found by a rebuild, or acknowledged since
+    /// and not yet deleted), to be deleted.
     private(set) var orphanRows: Set<Int64> = []
     /// How many settled devices (nothing pending) are kept before the oldest are forgotten.
     let settledLimit: Int
@@ -65,6 +72,9 @@ final class OutboxIndex {
 
     /// The device's last assigned seq. Only for a known device (``isKnown(_:)``).
     func lastSeq(of device: StoredDeviceKey) -> Int64 { queues[device]?.lastSeq ?? 0 }
+
+    /// The device's last assigned seq if its cursor is known (one lookup for both).
+    func knownLastSeq(of device: StoredDeviceKey) -> Int64? { queues[device]?.lastSeq }
 
     /// The device's acknowledged seq. Only for a known device.
     func ackedSeq(of device: StoredDeviceKey) -> Int64 { queues[device]?.acked ?? 0 }
@@ -151,14 +161,15 @@ final class OutboxIndex {
     /// Records a newly appended row.
     func appended(row: Int64, _ record: OutboxLogRecord) {
         for (slot, entry) in record.entries.enumerated() {
-            queues[entry.device, default: Queue()].last = entry.seq
-            queues[entry.device, default: Queue()].pending.append(Location(seq: entry.seq, row: row, slot: Int32(slot)))
+            // One lookup per entry, the queue modified in place.
+            queues[entry.device, default: Queue()].append(Location(seq: entry.seq, row: row, slot: Int32(slot)))
         }
         unacked[row] = record.entries.count
     }
 
     /// Entries up to `seq` acknowledged (`seq` already clamped); returns the rows left with
-    /// no unacknowledged entry, which the caller deletes.
+    /// no unacknowledged entry, which the caller deletes (now or, through
+    /// ``deferDeletion(of:)``, later).
     func acknowledged(_ device: StoredDeviceKey, upTo seq: Int64) -> [Int64] {
         guard var queue = queues[device], seq > queue.acked else { return [] }
         queue.acked = seq
@@ -180,6 +191,10 @@ final class OutboxIndex {
         if queue.pending.isEmpty { settled(device) }
         return emptied
     }
+
+    /// Rows left with no unacknowledged entry (from ``acknowledged(_:upTo:)``), deleted
+    /// later in a group (`SQLiteCallStore.deleteAcknowledgedRowsIfMany`) or by purge.
+    func deferDeletion(of rows: [Int64]) { orphanRows.formUnion(rows) }
 
     /// A row deleted as an orphan.
     func removedOrphan(_ row: Int64) { orphanRows.remove(row) }

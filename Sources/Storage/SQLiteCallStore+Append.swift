@@ -23,11 +23,24 @@ extension SQLiteCallStore {
         let index = try outboxIndex(in: connection)
         var entries: [OutboxEntry] = []
         entries.reserveCapacity(outbox.count)
-        var assigned: [StoredDeviceKey: Int64] = [:]
+        // The seqs this step took so far, per device. A step has a handful of recipients:
+        // a linear search compares a few short strings where a dictionary hashed two per
+        // lookup (the device-key lookups were ~10 % of a storage replay's instructions).
+        var assigned: [(device: StoredDeviceKey, seq: Int64)] = []
+        assigned.reserveCapacity(outbox.count)
         for (device, payload) in outbox {
-            if assigned[device] == nil { try knowCursor(of: device, index: index, in: connection) }
-            let seq = (assigned[device] ?? index.lastSeq(of: device)) + 1
-            assigned[device] = seq
+            let seq: Int64
+            if let slot = assigned.firstIndex(where: { $0.device == device }) {
+                seq = assigned[slot].seq + 1
+                assigned[slot].seq = seq
+            } else if let last = index.knownLastSeq(of: device) {
+                seq = last + 1
+                assigned.append((device, seq))
+            } else {
+                try knowCursor(of: device, index: index, in: connection)
+                seq = index.lastSeq(of: device) + 1
+                assigned.append((device, seq))
+            }
             entries.append(OutboxEntry(device: device, seq: seq, payload: payload, createdAt: now))
         }
         let record = OutboxLogRecord(entries: entries)

@@ -70,10 +70,38 @@ extension SQLiteCallStore {
                     try statement.run()
                 }
                 connection.derivedTouched = true
-                for row in index.acknowledged(device, upTo: acked) {
-                    try Self.deleteLogRow(row, in: connection)
-                }
+                index.deferDeletion(of: index.acknowledged(device, upTo: acked))
+                try Self.deleteAcknowledgedRowsIfMany(index, in: connection)
             }
+        }
+    }
+
+    /// 64 rows: about 5 setups' worth of log rows (12 steps each), ~100 KB of rows in ~25
+    /// leaves, deleted in one go. Deleted as they emptied, each acknowledgement's COMMIT
+    /// wrote the log leaves holding its rows (rows of the setups in flight share leaves), the
+    /// interior page above them and the freelist pages: 11.6 WAL frames per acknowledgement
+    /// of a setup's 6 devices in the replay (`SQLitePagesPerStepTests`, docs/benchmarks.md
+    /// "Pages per committed step"), of which the cursor row is 1. Deleted together, rows
+    /// acknowledged in order empty whole leaves, which go to the freelist unwritten.
+    /// Bounded so the deletion stays a fraction of a millisecond inside the step that
+    /// carries it, and the rows wait for at most this many more.
+    static let acknowledgedRowsPerDeletion = 64
+
+    /// Deletes the log rows whose entries were all acknowledged (`OutboxIndex.orphanRows`),
+    /// oldest first, once there are `acknowledgedRowsPerDeletion` of them. Until then they
+    /// are only garbage: every entry in them is at or below its device's `acked_seq`, which
+    /// the acknowledgement's transaction stored, so no read returns them and a rebuild finds
+    /// them orphaned again; `purge` deletes what is left. At most twice that many per call:
+    /// all of them in steady state (one acknowledgement empties a few rows, not a group's
+    /// worth), while a large backlog found by a rebuild (a migrated file) is worked off two
+    /// groups per acknowledgement instead of in one.
+    static func deleteAcknowledgedRowsIfMany(_ index: OutboxIndex, in connection: SQLiteConnection) throws {
+        let threshold = max(1, connection.acknowledgedRowsPerDeletion ?? acknowledgedRowsPerDeletion)
+        guard index.orphanRows.count >= threshold else { return }
+        connection.derivedTouched = true
+        for row in index.orphanRows.sorted().prefix(2 * threshold) {
+            try deleteLogRow(row, in: connection)
+            index.removedOrphan(row)
         }
     }
 

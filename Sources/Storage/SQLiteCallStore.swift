@@ -56,6 +56,15 @@ public final class SQLiteCallStore: CallStore, @unchecked Sendable {
         // hundreds of steps does (profile: pwrite64 ~18 % of the hub thread). MEMORY keeps
         // sub-journals (and temp tables) in RAM; nothing durable lives there.
         try connection.execute("PRAGMA temp_store = MEMORY")
+        // secure_delete FAST instead of ON, which Debian's SQLite is built with
+        // (SQLITE_SECURE_DELETE): ON zeroes every page a commit frees — the overflow page of
+        // an acknowledged outbox row, the old chain of rewritten or deleted descriptions —
+        // so each freed page is a WAL frame of zeros, copied again by the checkpoint, and
+        // written once more when the freelist hands it out (docs/benchmarks.md, "Pages per
+        // committed step"). FAST still zeroes deleted content inside the B-tree pages the
+        // commit writes anyway; a freed page keeps its old bytes until it is reused (within
+        // seconds under load). Not a durability setting: what is committed is the same.
+        try connection.execute("PRAGMA secure_delete = FAST")
         // 32 MiB page cache instead of the default 2 MiB: the outbox and processed-event
         // indexes outgrow 2 MiB within minutes of load, and every miss is a pread of the WAL.
         // SQLite's default page cache used to scan its whole hash table and every cached page

@@ -7,7 +7,7 @@ final class SQLiteConnection {
     let path: String
     private var db: OpaquePointer?
     /// Statements prepared once per SQL text and reused (reset + clear bindings after each use).
-    private var cache: [String: SQLiteStatement] = [:]
+    private var cache: [StatementKey: SQLiteStatement] = [:]
     /// True while ``batchTransaction(_:)`` runs: step transactions run inside it.
     private var inBatch = false
     /// The error of a step that failed after writing, in the current batch: the batch can
@@ -23,6 +23,9 @@ final class SQLiteConnection {
     /// `OutboxIndex.settledLimit` for indexes built on this connection; nil = the default
     /// (tests set a small one to see devices forgotten).
     var outboxSettledLimit: Int?
+    /// `SQLiteCallStore.acknowledgedRowsPerDeletion` on this connection; nil = the default
+    /// (tests set 1 to see rows leave with the acknowledgement that emptied them).
+    var acknowledgedRowsPerDeletion: Int?
     /// Participants and terminal flag of calls as stored, per call ID, as this connection
     /// last wrote or read them, so that a step's call update need not read the participant
     /// rows back to compare. Same validity as `outboxIndex`; only live calls are kept.
@@ -89,7 +92,7 @@ final class SQLiteConnection {
     // MARK: Statements.
 
     /// The SQL of every statement prepared so far (tests check their query plans).
-    var preparedSQL: [String] { cache.keys.sorted() }
+    var preparedSQL: [String] { cache.keys.map(\.sql).sorted() }
 
     /// Runs `body` with the cached statement for `sql`, resetting it afterwards.
     func with<T>(_ sql: String, _ body: (SQLiteStatement) throws -> T) throws -> T {
@@ -125,7 +128,8 @@ final class SQLiteConnection {
     }
 
     private func prepared(_ sql: String) throws -> SQLiteStatement {
-        if let cached = cache[sql] { return cached }
+        let key = StatementKey(sql: sql)
+        if let cached = cache[key] { return cached }
         guard let db else { throw StorageError.closed }
         var handle: OpaquePointer?
         // PREPARE_PERSISTENT: these statements live as long as the connection.
@@ -135,7 +139,7 @@ final class SQLiteConnection {
             throw error(rc)
         }
         let statement = SQLiteStatement(handle: handle, connection: self)
-        cache[sql] = statement
+        cache[key] = statement
         return statement
     }
 

@@ -14,6 +14,14 @@ final class SQLiteOutboxLogTests: StorageTestCase {
     private let bobLaptop = StoredDeviceKey(account: "bob", device: "laptop")
     private let bobTablet = StoredDeviceKey(account: "bob", device: "tablet")
 
+    /// `store` deletes each log row in the acknowledgement that empties it (the default
+    /// waits for `SQLiteCallStore.acknowledgedRowsPerDeletion` of them).
+    @discardableResult
+    private func deletingAtOnce(_ store: SQLiteCallStore) throws -> SQLiteCallStore {
+        try store.locked { $0.acknowledgedRowsPerDeletion = 1 }
+        return store
+    }
+
     private func count(_ sql: String) throws -> Int64? {
         let connection = try SQLiteConnection(path: databasePath)
         defer { connection.close() }
@@ -43,7 +51,7 @@ final class SQLiteOutboxLogTests: StorageTestCase {
     }
 
     func testRowLeavesOnceEveryDeviceAcknowledgedItsEntries() throws {
-        let store = try openStore()
+        let store = try deletingAtOnce(openStore())
         let incoming = big("incoming")
         try store.commit(StepCommit(callID: "c1", expectedRevision: nil,
                                     outbox: [(bobPhone, incoming), (bobLaptop, incoming)], now: 1))
@@ -52,7 +60,7 @@ final class SQLiteOutboxLogTests: StorageTestCase {
         XCTAssertEqual(try count("SELECT count(*) FROM outbox_log"), 1)
         // The laptop never acked: it still resumes with the whole payload, also after reopening.
         store.close()
-        let reopened = try openStore()
+        let reopened = try deletingAtOnce(openStore())
         XCTAssertEqual(try reopened.outbox(for: bobLaptop, after: 0, limit: 10).map(\.payload), [incoming])
         XCTAssertEqual(try reopened.outbox(for: bobPhone, after: 0, limit: 10), [])
         XCTAssertEqual(try reopened.lastSeq(for: bobPhone), 2)
@@ -69,8 +77,8 @@ final class SQLiteOutboxLogTests: StorageTestCase {
     /// The index is per connection: appends and acknowledgements of another connection (or
     /// process) sharing the file are seen by reads and continue seqs densely.
     func testAnotherConnectionsAppendsAndAcknowledgementsAreSeen() throws {
-        let first = try openStore()
-        let second = try openStore()
+        let first = try deletingAtOnce(openStore())
+        let second = try deletingAtOnce(openStore())
         XCTAssertEqual(try first.commit(StepCommit(callID: "c", expectedRevision: nil,
                                                    outbox: [(bobPhone, Data("a".utf8))], now: 1)).map(\.seq), [1])
         XCTAssertEqual(try second.lastSeq(for: bobPhone), 1)
@@ -205,7 +213,7 @@ final class SQLiteOutboxLogTests: StorageTestCase {
                 }
             }
         }
-        let store = try openStore()
+        let store = try deletingAtOnce(openStore())
         XCTAssertEqual(try store.outbox(for: bobLaptop, after: 0, limit: 10),
                        [OutboxEntry(device: bobLaptop, seq: 1, payload: old, createdAt: 5)])
         let fresh = big("fresh")

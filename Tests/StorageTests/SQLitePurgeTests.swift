@@ -134,10 +134,13 @@ final class SQLitePurgeTests: StorageTestCase {
         XCTAssertEqual(try store.allDeadlines(), [Deadline(callID: "live", kind: "ring", dueAt: 7)])
         // Nothing left: a full purge now finds nothing either.
         XCTAssertEqual(try store.purge(terminalCallsUpdatedBefore: 500, eventsProcessedBefore: 500), PurgeCounts())
-        // The laptop acknowledges the rest through the store, which deletes those rows at
-        // once: nothing is left for the purge.
+        // The laptop acknowledges the rest through the store, which leaves the 3 emptied rows
+        // for a group deletion (`acknowledgedRowsPerDeletion`); the purge takes them, and
+        // then nothing is left.
         try store.acknowledge(device: bobLaptop, upTo: 6)
         XCTAssertEqual(try store.outbox(for: bobLaptop, after: 0, limit: 10), [])
+        XCTAssertEqual(try store.purgeChunk(terminalCallsUpdatedBefore: 500, eventsProcessedBefore: 500, limit: 10),
+                       PurgeCounts(calls: 0, events: 0, outboxEntries: 3))
         XCTAssertEqual(try store.purgeChunk(terminalCallsUpdatedBefore: 500, eventsProcessedBefore: 500, limit: 10), PurgeCounts())
     }
 

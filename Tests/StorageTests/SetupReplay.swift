@@ -27,6 +27,13 @@ struct SetupReplay {
     var inFlight = 8
     var stepsPerBatch = 8
     var pairs = 20
+    /// Every op (step, the reads before an invite, a setup's acks) in a batch of its own, as
+    /// the server runs them at low load (one frame per loop turn); `stepsPerBatch` is then
+    /// ignored.
+    var everyOpAlone = false
+    /// Called after each batch with the labels of the ops in it (`invite`, `ringing`,
+    /// `answer`, `candidate`, `hangup`, `reads`, `acks`), outside the measurement's batches.
+    var afterBatch: ((_ labels: [String]) throws -> Void)?
 
     struct Figures {
         var setups: Int
@@ -41,8 +48,16 @@ struct SetupReplay {
     /// One unit of work in the interleaving: a step (commit) or the reads before an invite.
     private enum Op {
         case reads(callee: String, caller: String)
-        case step(StepCommit)
+        case step(StepCommit, label: String)
         case acks([StoredDeviceKey])
+
+        var label: String {
+            switch self {
+            case .reads: return "reads"
+            case .step(_, let label): return label
+            case .acks: return "acks"
+            }
+        }
     }
 
     static func blob(_ size: Int, _ tag: UInt8) -> Data {
@@ -62,7 +77,7 @@ struct SetupReplay {
         var revision: Int64 = 0
         var time = start
         var ops: [Op] = [.reads(callee: callee, caller: caller)]
-        func step(from sender: StoredDeviceKey, descriptions: Data? = nil, terminal: Bool = false,
+        func step(_ label: String, from sender: StoredDeviceKey, descriptions: Data? = nil, terminal: Bool = false,
                   outbox: [(StoredDeviceKey, Data)], set: [Deadline] = [], cancel: [(callID: String, kind: String)] = []) {
             time += 7
             let expected = revision == 0 ? nil : revision
@@ -76,21 +91,21 @@ struct SetupReplay {
                                                eventID: UUID().uuidString, payloadHash: "h\(revision)",
                                                result: blob(150, UInt8(revision)), processedAt: time),
                 outbox: outbox, setDeadlines: set, cancelDeadlines: cancel, now: time,
-                descriptionsChanged: descriptions != nil)))
+                descriptionsChanged: descriptions != nil), label: label))
         }
         let offer = blob(4_000, 7)
-        step(from: d[0], descriptions: offer,
+        step("invite", from: d[0], descriptions: offer,
              outbox: b.map { ($0, incoming) } + [(d[1], small), (d[2], small)],
              set: [Deadline(callID: id, kind: "ring", dueAt: start + 60_000)])
-        for device in b { step(from: device, outbox: [(d[0], small)]) }
-        step(from: b[0], descriptions: offer + answerBody,
+        for device in b { step("ringing", from: device, outbox: [(d[0], small)]) }
+        step("answer", from: b[0], descriptions: offer + answerBody,
              outbox: [(d[0], answerBody), (d[1], small), (d[2], small), (b[1], small), (b[2], small)],
              cancel: [(id, "ring")])
         for index in 0..<6 {
             let (from, to) = index % 2 == 0 ? (d[0], b[0]) : (b[0], d[0])
-            step(from: from, outbox: [(to, candidate)])
+            step("candidate", from: from, outbox: [(to, candidate)])
         }
-        step(from: d[0], descriptions: Data(), terminal: true,
+        step("hangup", from: d[0], descriptions: Data(), terminal: true,
              outbox: [(b[0], small), (b[1], small), (b[2], small), (d[1], small), (d[2], small), (d[0], small)])
         ops.append(.acks(d + b))
         return ops
@@ -106,6 +121,7 @@ struct SetupReplay {
         var next = 0
         var steps = 0, batches = 0
         var received: [StoredDeviceKey: Int64] = [:]
+        var carriedLane = 0
         let walBefore = Self.fileSize(walPath)
         let cpuBefore = Self.threadCPUMicroseconds()
         while next < setups || !queues.isEmpty {
@@ -113,18 +129,23 @@ struct SetupReplay {
                 queues.append(pending.removeLast())
                 next += 1
             }
+            var labels: [String] = []
             try store.batch {
                 var done = 0
-                var lane = 0
-                while done < stepsPerBatch && !queues.isEmpty {
+                // Alone, ops rotate over the setups in flight across batches, as when each
+                // loop turn takes the next frame of whichever client sent one.
+                var lane = everyOpAlone ? carriedLane : 0
+                defer { carriedLane = lane }
+                while done < stepsPerBatch && !queues.isEmpty && !(everyOpAlone && !labels.isEmpty) {
                     lane %= queues.count
                     let op = queues[lane].removeFirst()
+                    labels.append(op.label)
                     switch op {
                     case .reads(let callee, let caller):
                         _ = try store.devices(of: callee)
                         _ = try store.devices(of: caller)
                         _ = try store.activeCalls(involving: callee)
-                    case .step(let commit):
+                    case .step(let commit, _):
                         for entry in try store.commit(commit) {
                             received[entry.device] = max(received[entry.device] ?? 0, entry.seq)
                         }
@@ -139,6 +160,7 @@ struct SetupReplay {
                 }
             }
             batches += 1
+            try afterBatch?(labels)
         }
         let cpu = Self.threadCPUMicroseconds() - cpuBefore
         return Figures(setups: setups, steps: steps, batches: batches, cpuMicroseconds: cpu,
