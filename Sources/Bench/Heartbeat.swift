@@ -1,23 +1,33 @@
 import IO
 
 /// The application heartbeat of docs/protocol.md §1: every device sends `ping` at least
-/// every 15 s. Pings 1/15 of the devices each second, so the server sees a smooth load
-/// instead of 10,000 pings at once. Runs on the devices' loop until `stop()`.
+/// every 15 s. Pings 1/150 of the devices every 100 ms, so the server sees the smooth load
+/// of devices that connected at random times instead of 10,000 pings at once. Runs on the
+/// devices' loop until `stop()`.
 ///
-/// Ticks are due on a fixed 1 s grid from the first `start()` (not 1 s after the previous
-/// tick ran), so a loop paced at 1 s (``IdleFleet/pollSpacingMicros``) reads the previous
-/// tick's pongs and runs the next tick in one wake-up.
+/// Ticks are due on a fixed 100 ms grid from the first `start()` (not 100 ms after the
+/// previous tick ran), so a loop paced at the same spacing (``IdleFleet/pollSpacingMicros``)
+/// reads the previous tick's pongs and runs the next tick in one wake-up.
 final class Heartbeat {
     /// 15 s: the protocol's heartbeat interval (the server closes after 45 s of silence).
     static let intervalSeconds = 15
-    /// 1 s between ticks: 1/15 of the devices ping on each.
-    static let tickMicros: Int64 = 1_000_000
+    /// 100 ms between ticks: 1/150 of the devices ping on each. With a 1 s tick each child
+    /// sent its second's share at once, and 8 children put ~670 pings into ~100 ms of every
+    /// second: both server shards then ran for 10–26 ms without a break (perf sched), and
+    /// call frames waited behind the burst (docs/benchmarks.md, "Idle pings spread over
+    /// the second"). Devices that connected at random times ping at random phases.
+    static let tickMicros: Int64 = 100_000
+    /// 150 ticks per 15 s heartbeat interval: each device pings on one of them.
+    static let ticksPerInterval = Int(Int64(intervalSeconds) * 1_000_000 / tickMicros)
+    /// 10 ticks per second: ``onTick`` runs on every 10th, once a second as before.
+    static let ticksPerSecond = Int(1_000_000 / tickMicros)
     private let loop: EventLoop
     private let devices: () -> [BenchDevice]
     private var tick = 0
     private var startMicros: Int64?
-    /// Runs after each tick's pings: other once-a-second work of the same loop rides on
-    /// this wake-up instead of a timer of its own (the idle child's progress report).
+    /// Runs after the pings of every ``ticksPerSecond``-th tick: other once-a-second work of
+    /// the same loop rides on this wake-up instead of a timer of its own (the idle child's
+    /// progress report).
     var onTick: (() -> Void)?
     private var stopped = false
 
@@ -33,9 +43,12 @@ final class Heartbeat {
         return max(0, (due - now + 999) / 1000)
     }
 
-    /// The devices that ping on tick `tick`: every 15th, from `tick % 15`.
+    /// True on every ``ticksPerSecond``-th tick, when ``onTick`` runs.
+    static func endsSecond(tick: Int) -> Bool { tick % ticksPerSecond == 0 }
+
+    /// The devices that ping on tick `tick`: every 150th, from `tick % 150`.
     static func due(tick: Int, count: Int) -> StrideTo<Int> {
-        stride(from: tick % intervalSeconds, to: count, by: intervalSeconds)
+        stride(from: tick % ticksPerInterval, to: count, by: ticksPerInterval)
     }
 
     func start() {
@@ -47,7 +60,7 @@ final class Heartbeat {
             tick += 1
             let all = devices()
             for i in Self.due(tick: tick, count: all.count) where all[i].welcomed { all[i].ping() }
-            onTick?()
+            if Self.endsSecond(tick: tick) { onTick?() }
             start()
         }
     }
