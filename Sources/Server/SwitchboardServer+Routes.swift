@@ -59,6 +59,7 @@ extension SwitchboardServer {
         metric("switchboard_deadlines_fired_total", "counter", "Call deadlines fired.", c.deadlinesFired)
         metric("switchboard_revision_conflicts_total", "counter", "Commits retried after a revision conflict.", c.revisionConflicts)
         metric("switchboard_events_delivered_total", "counter", "Durable events sent to devices.", c.eventsDelivered)
+        metric("switchboard_idle_checks_total", "counter", "Connections looked at by housekeeping (hello, idle and token checks).", c.idleChecks)
         if let p50 = commandTimes.percentile(0.5), let p99 = commandTimes.percentile(0.99) {
             lines.append("# HELP switchboard_frame_handling_microseconds Frame handling time over the last \(LatencyWindow.capacity) frames.")
             lines.append("# TYPE switchboard_frame_handling_microseconds summary")

@@ -61,40 +61,56 @@ extension SignalingHub {
         }
     }
 
-    /// Changes are collected and applied after the scan: a write to `connections` while
-    /// the loop holds it made the whole dictionary copy itself (10,000 connections: ~5 ms
-    /// per scan on the hub thread in perf, once heartbeats were answered on the shards and
-    /// every scan refreshed some `lastFrameMono`).
+    /// Closes the connections due in ``idleChecks`` that never said hello, went idle or whose
+    /// token expired, and puts the others back at their next possible reason to close. Looks
+    /// only at the connections due, not at all of them (``IdleCheckSchedule``).
     private func closeStaleConnections(time: HubTime) -> [HubAction] {
         var actions: [HubAction] = []
-        var heard: [(ConnectionID, Int64)] = []
-        var closing: [(ConnectionID, DeviceKey?)] = []
-        for (id, connection) in connections where !connection.closing {
-            let close: (UInt16, String)?
-            if connection.device == nil {
-                close = time.mono - connection.openedAtMono > config.helloTimeoutMs && !connection.replaced
-                    ? (CloseCode.helloTimeout, "no hello") : nil
-            } else if time.mono - connection.lastFrameMono > config.idleTimeoutMs {
-                // Heard from since, on a path that bypasses the hub (heartbeats on shards)?
-                if let elsewhere = lastFrameElsewhere?(id), elsewhere > connection.lastFrameMono {
-                    heard.append((id, elsewhere))
-                    if time.mono - elsewhere <= config.idleTimeoutMs { continue }
-                }
-                close = (CloseCode.idle, "idle")
-            } else if time.wall > connection.tokenExpiresAtWall {
-                close = (CloseCode.tokenExpired, "token expired")
-            } else {
-                close = nil
+        let due = idleChecks.takeDue(nowMono: time.mono)
+        counters.idleChecks += due.count
+        for id in due {
+            // Not there (closed), closing, or superseded by an earlier or later scheduling.
+            guard var connection = connections[id], !connection.closing, connection.checkDueMono <= time.mono else { continue }
+            switch housekeeping(&connection, time: time) {
+            case .close(let code, let reason):
+                connection.closing = true
+                if let device = connection.device, liveByDevice[device] == id { liveByDevice[device] = nil }
+                actions.append(.close(id, code: code, reason: reason))
+            case .checkAgain(let dueMono):
+                connection.checkDueMono = dueMono
+                idleChecks.schedule(id, atMono: dueMono)
+            case .never:
+                connection.checkDueMono = .max
             }
-            guard let (code, reason) = close else { continue }
-            closing.append((id, connection.device))
-            actions.append(.close(id, code: code, reason: reason))
-        }
-        for (id, mono) in heard { connections[id]?.lastFrameMono = mono }
-        for (id, device) in closing {
-            connections[id]?.closing = true
-            if let device, liveByDevice[device] == id { liveByDevice[device] = nil }
+            connections[id] = connection
         }
         return actions
+    }
+
+    private enum Housekeeping {
+        case close(UInt16, String)
+        case checkAgain(atMono: Int64)
+        /// A connection replaced before its hello was handled: it is being closed already.
+        case never
+    }
+
+    /// What one connection's housekeeping check decides at `time`; updates its
+    /// `lastFrameMono` from frames heard elsewhere (heartbeats on the shards).
+    private func housekeeping(_ connection: inout Connection, time: HubTime) -> Housekeeping {
+        guard connection.device != nil else {
+            if connection.replaced { return .never }
+            let due = connection.openedAtMono + config.helloTimeoutMs
+            return time.mono > due ? .close(CloseCode.helloTimeout, "no hello") : .checkAgain(atMono: due + 1)
+        }
+        if time.mono - connection.lastFrameMono > config.idleTimeoutMs,
+           let elsewhere = lastFrameElsewhere?(connection.id), elsewhere > connection.lastFrameMono {
+            connection.lastFrameMono = elsewhere
+        }
+        if time.mono - connection.lastFrameMono > config.idleTimeoutMs { return .close(CloseCode.idle, "idle") }
+        if time.wall > connection.tokenExpiresAtWall { return .close(CloseCode.tokenExpired, "token expired") }
+        let idleDue = connection.lastFrameMono + config.idleTimeoutMs + 1
+        // The token's expiry on the monotonic clock; a token without one never comes due.
+        let untilExpiry = connection.tokenExpiresAtWall == .max ? Int64.max : connection.tokenExpiresAtWall - time.wall + 1
+        return .checkAgain(atMono: untilExpiry >= idleDue - time.mono ? idleDue : time.mono + untilExpiry)
     }
 }

@@ -34,6 +34,8 @@ public final class SignalingHub {
     /// for storage.
     var quotedSDPs = QuotedSDPMemo()
     var lastHousekeepingMono: Int64 = .min / 4  // "long ago" without overflow in subtraction
+    /// When each connection's hello, idle and token check is next due (``IdleCheckSchedule``).
+    var idleChecks = IdleCheckSchedule()
     /// Frames of a connection that never reach ``received(_:on:time:)``: heartbeats the
     /// transport answers itself (the server answers an authenticated connection's `ping` on
     /// its shard thread). Returns the monotonic time (ms, the clock of `HubTime.mono`) of the
@@ -72,6 +74,16 @@ public final class SignalingHub {
 
     public func connectionOpened(_ id: ConnectionID, time: HubTime) {
         connections[id] = Connection(id: id, openedAtMono: time.mono, lastFrameMono: time.mono)
+        // The earliest a connection can be due: its hello timeout, or its idle timeout if its
+        // hello comes at once (the check then finds its next time itself).
+        scheduleCheck(id, atMono: time.mono + min(config.helloTimeoutMs, config.idleTimeoutMs) + 1)
+    }
+
+    /// Puts `id`'s next housekeeping check at `dueMono` (``IdleCheckSchedule``). An earlier
+    /// pending one is superseded: the pass skips a connection whose `checkDueMono` is later.
+    func scheduleCheck(_ id: ConnectionID, atMono dueMono: Int64) {
+        connections[id]?.checkDueMono = dueMono
+        idleChecks.schedule(id, atMono: dueMono)
     }
 
     public func connectionClosed(_ id: ConnectionID, time: HubTime) {
@@ -183,6 +195,9 @@ public final class SignalingHub {
         liveByDevice[device] = id
         connections[id]?.device = device
         connections[id]?.tokenExpiresAtWall = claims.expiresAt * 1000
+        // A token that expires before the connection's next check moves the check forward.
+        let expiryDue = time.mono + max(0, claims.expiresAt * 1000 - time.wall) + 1
+        if let pending = connections[id]?.checkDueMono, expiryDue < pending { scheduleCheck(id, atMono: expiryDue) }
         connections[id]?.bucket = TokenBucket(ratePerSecond: config.commandsPerSecond, burst: config.commandBurst, now: time.mono)
 
         let latest = (try? store.lastSeq(for: StoredDeviceKey(device))) ?? 0
@@ -216,6 +231,9 @@ struct Connection {
     var replaced = false
     var closing = false
     var bucket = TokenBucket(ratePerSecond: 0, burst: 0, now: 0)
+    /// When its housekeeping check is due (``SignalingHub/scheduleCheck(_:atMono:)``); `.max`
+    /// when none is.
+    var checkDueMono: Int64 = .max
 }
 
 /// Running totals, reported by the server's metrics and used by tests.
@@ -230,6 +248,8 @@ public struct HubCounters: Sendable, Equatable {
     public var deadlinesFired = 0
     public var revisionConflicts = 0
     public var eventsDelivered = 0
+    /// Connections looked at by housekeeping passes (hello, idle and token checks).
+    public var idleChecks = 0
 }
 
 extension StoredDeviceKey {

@@ -43,9 +43,9 @@ final class HubHarness {
     }
 
     /// Opens a connection and says hello; returns it with the frames sent back.
-    func connect(_ account: String, _ device: String, cursor: Int64? = nil) -> (ConnectionID, [HubAction]) {
+    func connect(_ account: String, _ device: String, cursor: Int64? = nil, ttl: Int64 = 3600) -> (ConnectionID, [HubAction]) {
         let id = open()
-        var hello = #"{"v":1,"type":"hello","token":"\#(token(account, device))""#
+        var hello = #"{"v":1,"type":"hello","token":"\#(token(account, device, ttl: ttl))""#
         if let cursor { hello += #","cursor":"\#(cursor)""# }
         return (id, hub.received(hello + "}", on: id, time: time))
     }

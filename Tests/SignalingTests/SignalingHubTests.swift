@@ -108,6 +108,68 @@ final class SignalingHubTests: XCTestCase {
         XCTAssertEqual(HubHarness.closes(h.tick()), [pinging: CloseCode.idle])
     }
 
+    /// A live connection whose token expires closes at the first housekeeping pass after the
+    /// expiry, before its idle timeout, though it keeps sending frames.
+    func testTokenExpiryClosesALiveConnectionAtTheFirstPassAfterIt() throws {
+        let h = try HubHarness(config: HubConfig(idleTimeoutMs: 45_000, helloTimeoutMs: 10_000))
+        let (short, _) = h.connect("alice", "phone", ttl: 30)
+        let (long, _) = h.connect("bob", "phone")
+        for _ in 0 ..< 29 {
+            h.advance(ms: 1_000)
+            _ = h.send(short, ["type": "ping"])
+            _ = h.send(long, ["type": "ping"])
+            XCTAssertEqual(HubHarness.closes(h.tick()), [:])
+        }
+        h.advance(ms: 1_000)
+        XCTAssertEqual(HubHarness.closes(h.tick()), [:], "expires at 30 s: not after it yet")
+        h.advance(ms: 1_000)
+        XCTAssertEqual(HubHarness.closes(h.tick()), [short: CloseCode.tokenExpired])
+        XCTAssertEqual(h.hub.liveDeviceCount, 1)
+    }
+
+    /// An idle timeout shorter than the hello timeout, and a token shorter than both, still
+    /// close at the first pass after they are due.
+    func testShortIdleTimeoutsAndShortTokensCloseAtTheFirstPassAfterThem() throws {
+        let h = try HubHarness(config: HubConfig(idleTimeoutMs: 1_500, helloTimeoutMs: 10_000))
+        let (idle, _) = h.connect("alice", "phone")
+        h.advance(ms: 1_000)
+        XCTAssertEqual(HubHarness.closes(h.tick()), [:])
+        h.advance(ms: 1_000)
+        XCTAssertEqual(HubHarness.closes(h.tick()), [idle: CloseCode.idle])
+
+        let g = try HubHarness(config: HubConfig(idleTimeoutMs: 45_000, helloTimeoutMs: 10_000))
+        let (short, _) = g.connect("bob", "phone", ttl: 2)
+        g.advance(ms: 2_000)
+        XCTAssertEqual(HubHarness.closes(g.tick()), [:], "expires at 2 s: not after it yet")
+        g.advance(ms: 1_000)
+        XCTAssertEqual(HubHarness.closes(g.tick()), [short: CloseCode.tokenExpired])
+        g.advance(ms: 10_000)
+        XCTAssertEqual(HubHarness.closes(g.tick()), [:], "its superseded hello check finds it closing")
+    }
+
+    /// Housekeeping looks only at the connections whose check is due: 1,000 devices that
+    /// keep pinging are looked at about once per idle timeout each, not once a second, and
+    /// none is closed.
+    func testHousekeepingLooksOnlyAtConnectionsDue() throws {
+        let h = try HubHarness(config: HubConfig(idleTimeoutMs: 45_000, helloTimeoutMs: 10_000))
+        var heard: [ConnectionID: Int64] = [:]
+        h.hub.lastFrameElsewhere = { heard[$0] ?? 0 }
+        let ids = (0 ..< 1_000).map { h.connect("user\($0)", "phone").0 }
+        let before = h.hub.counters.idleChecks
+        // 120 s of passes, each device pinging (answered on its shard) every 15 s.
+        for second in 1 ... 120 {
+            h.advance(ms: 1_000)
+            for (k, id) in ids.enumerated() where (k + second) % 15 == 0 { heard[id] = h.time.mono }
+            XCTAssertEqual(HubHarness.closes(h.tick()), [:], "second \(second)")
+        }
+        let looked = h.hub.counters.idleChecks - before
+        // Hello check at 10 s, then about every 30–45 s: 3–4 looks each in 120 s (a full
+        // scan would have made 120,000).
+        XCTAssertGreaterThanOrEqual(looked, 3_000)
+        XCTAssertLessThanOrEqual(looked, 4_000)
+        XCTAssertEqual(h.hub.liveDeviceCount, 1_000)
+    }
+
     func testNewerConnectionReplacesOlderAndOldCloseChangesNothing() throws {
         let h = try HubHarness()
         let (old, _) = h.connect("alice", "phone")
