@@ -31,10 +31,17 @@ final class WALCheckpointer: @unchecked Sendable {
     /// the benchmark's write rate (one fsync per second instead of one per ~1,000 pages),
     /// long enough that its fsync is amortized over ~1,000 commits.
     static let defaultIntervalMilliseconds = 1_000
-    /// 64 MB: well past what one second of writes appends, so `RESTART` (the only mode
-    /// that delays the writer) stays rare.
-    static let defaultRestartBytes = 64 * 1024 * 1024
-    /// 128 MB: twice the RESTART bound. The writer never truncates the WAL (the store's
+    /// 256 MB: `RESTART` is the only mode that delays the writer, and each one held the
+    /// hub off for ~50–70 ms (its copy and `fsync`s under the write load; counted in
+    /// `switchboard_hub_batches_deferred_for_checkpoint_total`). At 200 pairs the WAL grows
+    /// by ~64 MB/s (~37 frames per setup), so with 64 MB a `RESTART` ran every round:
+    /// 13–14 per 20 s run, 625–770 deferred batches; with 256 MB, 4 and 170–244, and
+    /// +1…+11 % setups/s (docs/benchmarks.md, "Fewer RESTART checkpoints"). The price:
+    /// the WAL file's high-water mark (~330 MB in that run: frames appended while the last
+    /// passes ran), and a crash recovery that reads the frames left: 0.9 s from start to
+    /// `/readyz` after `kill -9` with 264 MB of frames, cold page cache.
+    static let defaultRestartBytes = 256 * 1024 * 1024
+    /// 512 MB: twice the RESTART bound. The writer never truncates the WAL (the store's
     /// `journal_size_limit = -1`), so the file keeps its high-water mark, normally just
     /// past `restartBytes` (frames appended while a RESTART waited). A file past this
     /// size is what a burst the rounds could not follow left (or a reader that held
