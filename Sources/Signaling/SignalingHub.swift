@@ -194,9 +194,13 @@ public final class SignalingHub {
         }
         liveByDevice[device] = id
         connections[id]?.device = device
-        connections[id]?.tokenExpiresAtWall = claims.expiresAt * 1000
-        // A token that expires before the connection's next check moves the check forward.
-        let expiryDue = time.mono + max(0, claims.expiresAt * 1000 - time.wall) + 1
+        // Saturating: a validly signed token may still carry an absurd `exp`.
+        let (expiresAtMs, overflow) = claims.expiresAt.multipliedReportingOverflow(by: 1000)
+        let expiresAtWall = overflow ? Int64.max : expiresAtMs
+        connections[id]?.tokenExpiresAtWall = expiresAtWall
+        // A token that expires before the connection's next check moves the check forward
+        // (capped at a day: only an expiry sooner than the pending check matters).
+        let expiryDue = time.mono + min(max(0, expiresAtWall - time.wall), 86_400_000) + 1
         if let pending = connections[id]?.checkDueMono, expiryDue < pending { scheduleCheck(id, atMono: expiryDue) }
         connections[id]?.bucket = TokenBucket(ratePerSecond: config.commandsPerSecond, burst: config.commandBurst, now: time.mono)
 

@@ -147,6 +147,18 @@ final class SignalingHubTests: XCTestCase {
         XCTAssertEqual(HubHarness.closes(g.tick()), [:], "its superseded hello check finds it closing")
     }
 
+    /// A validly signed token whose `exp` in milliseconds does not fit in 64 bits: the hub
+    /// saturates it (no overflow trap), and the connection still closes when idle.
+    func testAbsurdTokenExpiryIsSaturated() throws {
+        let h = try HubHarness(config: HubConfig(idleTimeoutMs: 45_000, helloTimeoutMs: 10_000))
+        let (id, welcome) = h.connect("alice", "phone", ttl: Int64.max / 100)
+        XCTAssertEqual(HubHarness.types(welcome, to: id).first, "welcome")
+        h.advance(ms: 44_000)
+        XCTAssertEqual(HubHarness.closes(h.tick()), [:])
+        h.advance(ms: 2_000)
+        XCTAssertEqual(HubHarness.closes(h.tick()), [id: CloseCode.idle])
+    }
+
     /// Housekeeping looks only at the connections whose check is due: 1,000 devices that
     /// keep pinging are looked at about once per idle timeout each, not once a second, and
     /// none is closed.
