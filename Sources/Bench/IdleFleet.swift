@@ -6,14 +6,16 @@ import IO
 final class IdleFleet {
     /// 15 s: the protocol's heartbeat interval (the server closes after 45 s of silence).
     static let pingIntervalSeconds = 15
-    /// 100 ms between two looks at the sockets of a connected idle fleet (``PollPacer``):
-    /// the heartbeat's tick, so one wake-up reads the last tick's pongs and sends the next
-    /// tick's pings; a pong waits at most 100 ms, far inside the server's 45 s idle timeout
-    /// (which counts the pings we send, and those leave on time). With the libsoup client
-    /// every look costs O(its sockets) in GLib and poll(2) (perf: ~95 % of an idle child's
-    /// CPU at 1 s spacing); with the lean client (the children's default) a look costs
-    /// O(ready sockets), and the pacing only saves wake-ups.
-    static let pollSpacingMicros: Int64 = 100_000
+    /// Time between two looks at the sockets of a connected idle fleet (``PollPacer``).
+    /// Lean client (the children's default): 100 ms, the heartbeat's tick, so one wake-up
+    /// reads the last tick's pongs and sends the next tick's pings; a look costs O(ready
+    /// sockets), and a pong waits at most 100 ms, far inside the server's 45 s idle timeout
+    /// (which counts the pings we send, and those leave on time). libsoup's client: 1 s,
+    /// because each look costs O(its sockets) in GLib and poll(2) (perf: ~95 % of an idle
+    /// child's CPU at 1 s already); its heartbeat ticks once a second too
+    /// (``Heartbeat/secondTickMicros``), so its pings leave in one burst a second, as
+    /// before "Idle pings spread over the second" (docs/benchmarks.md).
+    static func pollSpacingMicros(lean: Bool) -> Int64 { lean ? 100_000 : 1_000_000 }
     let loop: EventLoop
     let metrics: BenchMetrics
     private let makeDevice: (Int) -> BenchDevice

@@ -62,7 +62,10 @@ public enum IdleFleetChild {
                 .map { signer.mint($0) } ?? ""
             return BenchDevice(account: account, device: "d0", token: token, loop: loop, metrics: metrics, transport: transport)
         }
-        let heartbeat = Heartbeat(loop: loop) { fleet.devices }
+        // A 1 s tick with libsoup's client, whose loop looks at its sockets once a second.
+        let heartbeat = Heartbeat(loop: loop, tickMicros: home != nil ? Heartbeat.spreadTickMicros : Heartbeat.secondTickMicros) {
+            fleet.devices
+        }
         let reporter = ProgressReporter(loop: loop, fleet: fleet, metrics: metrics)
         loop.execute {
             // Unpaced while connecting (each handshake needs several round trips), paced
@@ -71,7 +74,7 @@ public enum IdleFleetChild {
             heartbeat.start()
             reporter.start()
             fleet.connectAll {
-                PacedPoll.install(spacingMicros: IdleFleet.pollSpacingMicros)
+                PacedPoll.install(spacingMicros: IdleFleet.pollSpacingMicros(lean: home != nil))
                 reporter.settled()
                 heartbeat.onTick = { reporter.report() }
             }

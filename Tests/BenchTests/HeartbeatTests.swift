@@ -16,7 +16,7 @@ final class HeartbeatTests: XCTestCase {
     }
 
     func testEveryDevicePingsOncePer150Ticks() {
-        XCTAssertEqual(Heartbeat.ticksPerInterval, 150, "15 s of 100 ms ticks")
+        XCTAssertEqual(Heartbeat.ticksPerInterval(), 150, "15 s of 100 ms ticks")
         let count = 1_250
         var pings = [Int](repeating: 0, count: count)
         for tick in 1 ... 150 {
@@ -30,6 +30,20 @@ final class HeartbeatTests: XCTestCase {
     }
 
     func testOnceASecondWorkRunsOnEveryTenthTick() {
-        XCTAssertEqual((1 ... 30).filter(Heartbeat.endsSecond(tick:)), [10, 20, 30])
+        XCTAssertEqual((1 ... 30).filter { Heartbeat.endsSecond(tick: $0) }, [10, 20, 30])
+    }
+
+    /// The 1 s schedule of the libsoup idle children: 1/15 of the devices per tick, the
+    /// once-a-second work on every tick, a 1 s grid.
+    func testSecondTicksPingOneFifteenthEachAndRunTheSecondWorkEachTime() {
+        let second = Heartbeat.secondTickMicros
+        XCTAssertEqual(Heartbeat.ticksPerInterval(tickMicros: second), 15)
+        XCTAssertEqual(Heartbeat.delayMs(now: 0, start: 0, tick: 2, tickMicros: second), 2_000)
+        XCTAssertEqual((1 ... 3).filter { Heartbeat.endsSecond(tick: $0, tickMicros: second) }, [1, 2, 3])
+        var pings = [Int](repeating: 0, count: 100)
+        for tick in 1 ... 15 {
+            for i in Heartbeat.due(tick: tick, count: 100, tickMicros: second) { pings[i] += 1 }
+        }
+        XCTAssertEqual(Set(pings), [1])
     }
 }
