@@ -25,7 +25,6 @@ import Foundation
 /// Not thread-safe: one thread builds and submits a batch.
 public struct WebSocketSendBatch {
     enum Operation {
-        case text(String)
         /// A text frame's payload as UTF-8 bytes (``WebSocketConnection/send(utf8:)``).
         case utf8([UInt8])
         case close(UInt16, String)
@@ -73,7 +72,7 @@ public struct WebSocketSendBatch {
     /// Queues a text frame for `connection` (dropped at run time if it is no longer open,
     /// as ``WebSocketConnection/send(text:)`` does).
     public mutating func send(text: String, to connection: WebSocketConnection) {
-        append(Entry(connection: connection, operation: .text(text)))
+        append(Entry(connection: connection, operation: .utf8(Array(text.utf8))))
     }
 
     /// Queues a text frame given as its UTF-8 bytes (``WebSocketConnection/send(utf8:)``).
@@ -122,7 +121,6 @@ public struct WebSocketSendBatch {
             let corked = connectionsToCork(entries, minimum: corkingMinimum).filter { $0.setCorked(true) }
             for entry in entries {
                 switch entry.operation {
-                case .text(let text): entry.connection.sendOnLoop(text: text)
                 case .utf8(let bytes): entry.connection.sendOnLoop(utf8: bytes)
                 case .close(let code, let reason): entry.connection.closeOnLoop(code: code, reason: reason)
                 }
@@ -137,7 +135,7 @@ public struct WebSocketSendBatch {
         guard entries.count >= minimum else { return [] }
         return itemsToCork(entries, minimum: minimum) { entry in
             switch entry.operation {
-            case .text, .utf8: return entry.connection.id
+            case .utf8: return entry.connection.id
             case .close: return nil
             }
         }.map(\.connection)
