@@ -16,6 +16,8 @@
 # current benchmark against an older server.
 # IDLE_CLIENT=soup|lean (env): the idle children's WebSocket client (--idle-client; unset =
 # the bench's default, lean). Only with a binary that knows the flag.
+# ALIGNED=1 (env): every pair starts its setups at once, at exact intervals
+# (--aligned-setups, the schedule before 2026-11-30 15:40). Only with a binary that knows the flag.
 set -euo pipefail
 BIN=$(realpath "$1"); LABEL=$2; IDLE=$3; PAIRS=$4; DUR=$5; SHARDS=${6:-2}
 IDLE_FLAGS=()
@@ -23,6 +25,7 @@ IDLE_FLAGS=()
 [ -n "${PAIRS_PER_LOOP:-}" ] && IDLE_FLAGS+=(--pairs-per-loop "$PAIRS_PER_LOOP")
 [ -n "${CLIENT:-}" ] && IDLE_FLAGS+=(--client "$CLIENT")
 [ -n "${IDLE_CLIENT:-}" ] && IDLE_FLAGS+=(--idle-client "$IDLE_CLIENT")
+[ -n "${ALIGNED:-}" ] && IDLE_FLAGS+=(--aligned-setups)
 OUT=${OUT:-$PWD/bench-out}
 mkdir -p "$OUT"
 DIR=$(mktemp -d)

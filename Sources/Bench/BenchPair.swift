@@ -35,9 +35,13 @@ final class BenchPair {
     let loop: EventLoop
     let runTag: String
     let setupTimeoutMs: Int64
-    /// See ``minimumSetupIntervalMs(commandsPerSecond:)``; set before `start()`.
-    var minimumSetupIntervalMs: Int64 = 0
+    /// When setups start (``SetupPacing``, its interval from
+    /// ``minimumSetupIntervalMs(commandsPerSecond:)``); set before `start()`.
+    var setupPacing = SetupPacing(intervalMs: 0)
     private var lastSetupStart: Int64 = 0
+    /// Gap drawn at the last setup's start: the next one starts no earlier.
+    private var nextGapMs: Int64 = 0
+    private var random = SystemRandomNumberGenerator()
     private let calleeAccount: String
     private let callerUfrag: String
     private let calleeUfrag: String
@@ -53,7 +57,7 @@ final class BenchPair {
     private var setupNumber = 0
     private var setup: SetupState?
     private var watchdog: TimerHandle?
-    private var pacing: TimerHandle?
+    private var pacingTimer: TimerHandle?
 
     private enum Command { case invite, ringing(Int), answer, candidate(caller: Bool), mediaConnected(caller: Bool), hangup, cleanup }
     private struct Pending { let command: Command; let sentAt: Int64; let callID: String }
@@ -109,12 +113,19 @@ final class BenchPair {
 
     // MARK: Lifecycle
 
-    func start() { startSetup() }
+    func start() {
+        let delay = setupPacing.firstDelayMs(using: &random)
+        guard delay > 0 else { startSetup(); return }
+        pacingTimer = loop.schedule(afterMilliseconds: delay) { [weak self] in
+            self?.pacingTimer = nil
+            self?.startSetup()
+        }
+    }
 
     func stop() {
         stopping = true
-        pacing?.cancel()
-        pacing = nil
+        pacingTimer?.cancel()
+        pacingTimer = nil
         if setup == nil { finishStopping() }
     }
 
@@ -130,14 +141,15 @@ final class BenchPair {
     private func startSetup() {
         guard !stopping else { finishStopping(); return }
         let sinceLast = (Self.now() - lastSetupStart) / 1000
-        if lastSetupStart > 0, sinceLast < minimumSetupIntervalMs {
-            pacing = loop.schedule(afterMilliseconds: minimumSetupIntervalMs - sinceLast) { [weak self] in
-                self?.pacing = nil
+        if lastSetupStart > 0, sinceLast < nextGapMs {
+            pacingTimer = loop.schedule(afterMilliseconds: nextGapMs - sinceLast) { [weak self] in
+                self?.pacingTimer = nil
                 self?.startSetup()
             }
             return
         }
         lastSetupStart = Self.now()
+        nextGapMs = setupPacing.gapMs(using: &random)
         setupNumber += 1
         let callID = "\(runTag)-\(index)-\(setupNumber)"
         var state = SetupState(callID: callID, callIDBytes: Array(callID.utf8), startedAt: Self.now(), revisionSeen: Array(repeating: nil, count: callees.count))

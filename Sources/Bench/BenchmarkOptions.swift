@@ -30,6 +30,10 @@ public struct BenchmarkOptions: Equatable, Sendable {
     public var idleClient = PairClient.lean
     /// Devices per callee account (all ring, one answers). 3: phone + tablet + desktop.
     public var calleeDevices = 3
+    /// Every pair starts its setups at the same moment, at exact intervals (``SetupPacing``):
+    /// synchronized callers, a worst case. Off: each pair at a random phase, with gaps
+    /// jittered around the interval, as independent callers are.
+    public var alignedSetups = false
     /// Measured seconds of call setups.
     public var durationSeconds = 20.0
     /// Seconds of setups before measuring starts (caches, SQLite page cache, allocator).
@@ -134,6 +138,8 @@ extension BenchmarkOptions {
       --client soup|lean     the pairs' WebSocket client: lean = epoll + RFC 6455 framing in
                              the benchmark, soup = libsoup's client (default lean)
       --idle-client soup|lean  the idle devices' client in the child processes (default lean)
+      --aligned-setups       every pair starts its setups at once, at exact intervals
+                             (synchronized callers; default: random phases, jittered gaps)
       --duration SECONDS     measured time (default 20)
       --warmup SECONDS       unmeasured setups first (default 2)
       --connect-rate N       idle connections opened per second (default 2000)
@@ -180,6 +186,9 @@ extension BenchmarkOptions {
             case "--json":
                 if let inline = reader.inline { throw .invalidValue(flag: flag, value: inline, expected: "no value") }
                 options.json = true
+            case "--aligned-setups":
+                if let inline = reader.inline { throw .invalidValue(flag: flag, value: inline, expected: "no value") }
+                options.alignedSetups = true
             default:
                 throw .unknownFlag(flag)
             }

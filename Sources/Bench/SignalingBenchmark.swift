@@ -181,7 +181,9 @@ final class SignalingRun {
             notes.append("each pair starts at most one setup per \(interval) ms (server limit \(limit) commands/s per device): "
                 + "at most \(Int(Double(readyCount) * 1000 / Double(interval))) setups/s with \(readyCount) pairs")
         }
-        _ = loops.onEach { k in readyPerLoop[k].forEach { $0.minimumSetupIntervalMs = interval; $0.start() } }
+        let pacing = SetupPacing(intervalMs: interval, aligned: options.alignedSetups)
+        if options.alignedSetups { notes.append("setups aligned: every pair starts at once, every \(interval) ms") }
+        _ = loops.onEach { k in readyPerLoop[k].forEach { $0.setupPacing = pacing; $0.start() } }
         Thread.sleep(forTimeInterval: options.warmupSeconds)
 
         let cpuTicks0 = serverPID.flatMap { ServerProcess.cpuTicks(pid: $0) }

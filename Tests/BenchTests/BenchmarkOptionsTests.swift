@@ -11,12 +11,13 @@ final class BenchmarkOptionsTests: XCTestCase {
         XCTAssertEqual(o.calleeDevices, 3)
         XCTAssertEqual(o.durationSeconds, 20)
         XCTAssertFalse(o.json)
+        XCTAssertFalse(o.alignedSetups)
     }
 
     func testEveryFlag() throws {
         let args = ["--url", "ws://127.0.0.1:18555/v1/ws", "--secret", "c2VjcmV0", "--idle=500", "--pairs", "7",
                     "--callee-devices", "5", "--duration", "3.5", "--warmup", "0", "--connect-rate", "300",
-                    "--setup-timeout", "4", "--server-pid", "1234", "--json"]
+                    "--setup-timeout", "4", "--server-pid", "1234", "--json", "--aligned-setups"]
         guard case .run(let o) = try BenchmarkOptions.parse(args) else { return XCTFail("expected run") }
         var expected = BenchmarkOptions()
         expected.url = "ws://127.0.0.1:18555/v1/ws"
@@ -30,6 +31,7 @@ final class BenchmarkOptionsTests: XCTestCase {
         expected.setupTimeoutSeconds = 4
         expected.serverPID = 1234
         expected.json = true
+        expected.alignedSetups = true
         XCTAssertEqual(o, expected)
     }
 
@@ -69,6 +71,8 @@ final class BenchmarkOptionsTests: XCTestCase {
         XCTAssertEqual(error(["--secret", "x", "--url", "http://127.0.0.1/v1/ws"]),
                        .invalidValue(flag: "--url", value: "http://127.0.0.1/v1/ws", expected: "a ws:// or wss:// URL"))
         XCTAssertEqual(error(["--secret", "x", "--json=yes"]), .invalidValue(flag: "--json", value: "yes", expected: "no value"))
+        XCTAssertEqual(error(["--secret", "x", "--aligned-setups=1"]),
+                       .invalidValue(flag: "--aligned-setups", value: "1", expected: "no value"))
         XCTAssertEqual(error(["--idle", "3"]),
                        .conflicting("the server's token secret is needed: --secret-file PATH or --secret TEXT"))
         XCTAssertEqual(error(["--secret", "x", "--secret-file", "/tmp/s"]),
