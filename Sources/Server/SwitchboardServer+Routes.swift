@@ -2,6 +2,7 @@ import Auth
 import Foundation
 import IO
 import Signaling
+import Storage
 
 extension SwitchboardServer {
     func installRoutes(on server: HTTPServer) {
@@ -76,6 +77,14 @@ extension SwitchboardServer {
             metric("switchboard_wal_checkpoint_restarts_total", "counter", "RESTART checkpoints (each holds the hub's writer off).", wal.restarts)
             metric("switchboard_wal_checkpoint_failures_total", "counter", "Checkpoint rounds that failed.", wal.failures)
             metric("switchboard_wal_frames_written_total", "counter", "WAL frames (4 KiB pages) the writer appended.", wal.framesWritten)
+        }
+        if SQLiteWALWrites.isRegistered {
+            let writes = SQLiteWALWrites.stats
+            metric("switchboard_wal_writes_total", "counter", "Writes SQLite made to WAL files (two per frame).", writes.walWrites)
+            metric("switchboard_wal_kernel_writes_total", "counter", "Writes that reached the kernel for WAL files (up to 31 frames each).",
+                   writes.realWalWrites)
+            metric("switchboard_wal_write_failures_total", "counter", "WAL writes that failed (each failed its transaction).",
+                   writes.flushFailures)
         }
         lines += layerMetricsLines()
         lines += mediaMetricsLines()

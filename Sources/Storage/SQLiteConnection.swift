@@ -50,12 +50,14 @@ final class SQLiteConnection {
 
     init(path: String) throws {
         self.path = path
-        // Before SQLite initializes (the first open does): see `SQLitePageCache`.
+        // Before SQLite initializes (the first open does): see `SQLitePageCache`. Then the
+        // VFS that writes a transaction's WAL frames at once (`SQLiteWALWrites`).
         SQLitePageCache.installIfNeeded()
+        let vfs = SQLiteWALWrites.vfsName
         var handle: OpaquePointer?
         // NOMUTEX: SQLite's own per-connection mutex is redundant with the store's lock.
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
-        let rc = sqlite3_open_v2(path, &handle, flags, nil)
+        let rc = sqlite3_open_v2(path, &handle, flags, vfs)
         guard rc == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             sqlite3_close_v2(handle)
