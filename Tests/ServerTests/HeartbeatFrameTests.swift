@@ -13,6 +13,9 @@ final class HeartbeatFrameTests: XCTestCase {
         XCTAssertFalse(SwitchboardServer.namesPing(#"{"v":1,"type":ping}"#), "unquoted")
         XCTAssertFalse(SwitchboardServer.namesPing(#""pin"#))
         XCTAssertFalse(SwitchboardServer.namesPing(""))
+        XCTAssertTrue(SwitchboardServer.namesPing(#"{"a":"b","c":"d","type":"ping""#), "at the very end, after other quotes")
+        XCTAssertFalse(SwitchboardServer.namesPing(#"{"a":"b","type":"ping"#), "cut before the closing quote")
+        XCTAssertFalse(SwitchboardServer.namesPing(String(repeating: "\"", count: 9)), "quotes only")
         // A bridged or non-ASCII string takes the same path.
         XCTAssertTrue(SwitchboardServer.namesPing("{\"é\":1,\"type\":\"ping\"}"))
         XCTAssertTrue(SwitchboardServer.namesPing(String(#"x{"type":"ping"}"#.dropFirst())))
