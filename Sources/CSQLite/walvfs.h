@@ -148,6 +148,9 @@ static inline int sb_walvfs_write(sqlite3_file *f, const void *buffer, int amoun
     sb_walvfs_file *p = sb_walvfs_cast(f);
     if (!p->isWal) return p->real->pMethods->xWrite(p->real, buffer, amount, offset);
     sb_walvfs_count(&sb_walvfs_counters()->walWrites);
+    // The page that follows a commit frame's header completes the transaction's frames. Read
+    // before a flush below clears the flag (a header can be the last thing that fit).
+    int completesCommit = p->commitFramePending && amount != SB_WALVFS_FRAME_HEADER;
     int continues = p->pendingLen > 0 && offset == p->pendingOffset + p->pendingLen
         && p->pendingLen + amount <= SB_WALVFS_MAX_PENDING;
     if (!continues) {
@@ -171,8 +174,6 @@ static inline int sb_walvfs_write(sqlite3_file *f, const void *buffer, int amoun
         }
         p->pendingOffset = offset;
     }
-    // The page that follows a commit frame's header completes the transaction's frames.
-    int completesCommit = p->commitFramePending && amount != SB_WALVFS_FRAME_HEADER;
     memcpy(p->pending + p->pendingLen, buffer, (size_t)amount);
     p->pendingLen += amount;
     *sb_walvfs_thread_pending() = p;

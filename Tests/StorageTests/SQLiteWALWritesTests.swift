@@ -96,6 +96,25 @@ final class SQLiteWALWritesTests: StorageTestCase {
         try assertRows(100, in: connection)
     }
 
+    /// Every commit's frames are written by the write of its commit frame (where an error
+    /// would fail the transaction), whatever its size: also with 32 frames, whose commit
+    /// frame's header is the last thing that fits in a buffer of 31 frames.
+    func testEveryCommitIsWrittenAtItsCommitFrameWhateverItsSize() throws {
+        let connection = try openWAL()
+        var frameCounts: Set<UInt> = []
+        var next: Int64 = 1
+        for rows in Int64(20) ... 40 {
+            let before = SQLiteWALWrites.stats
+            try insert(next ... next + rows - 1, into: connection)
+            next += rows
+            let after = SQLiteWALWrites.stats
+            frameCounts.insert((after.walWrites - before.walWrites) / 2)
+            XCTAssertEqual(after.commitFlushes - before.commitFlushes, 1, "\(rows) rows")
+        }
+        XCTAssertTrue(frameCounts.contains(32), "\(frameCounts.sorted())")
+        try assertRows(next - 1, in: connection)
+    }
+
     /// Each commit is visible to a second connection of the same process at once: on this
     /// thread (which shares the thread's buffer slot) and on another thread.
     func testAnotherConnectionSeesEachCommitAtOnce() throws {
