@@ -66,7 +66,7 @@ let package = Package(
         .testTarget(name: "IOTests", dependencies: ["IO"], swiftSettings: v5),
         .testTarget(name: "SignalingTests", dependencies: ["Signaling", "CallCore", "Storage", "Auth", "CAllocationCounter"]),
         .testTarget(name: "IntegrationTests", dependencies: ["SignalingClient", "IO", "Auth", "Peer", "NetEmu"], exclude: ["aiortc"], swiftSettings: v5),
-        .testTarget(name: "BenchTests", dependencies: ["Bench"], swiftSettings: v5),
+        .testTarget(name: "BenchTests", dependencies: ["Bench", "SplitMix"], swiftSettings: v5),
         .testTarget(name: "ServerTests", dependencies: ["Server"], swiftSettings: v5),
         .testTarget(name: "SDPTests", dependencies: ["SDP", "SplitMix"], resources: [.copy("Fixtures")]),
         .testTarget(name: "SFUTests", dependencies: ["SFU", "RTP", "SplitMix", "CAllocationCounter"]),

@@ -1,24 +1,14 @@
 @testable import Bench
+import SplitMix
 import XCTest
 
 /// ``SetupPacing``: random phases within the first interval, gaps of 0.9–1.1 intervals whose
-/// mean is the interval, and the aligned schedule of the runs before it.
+/// mean is the interval, and the aligned schedule of the runs before it. Seeded draws: the same
+/// values every run.
 final class SetupPacingTests: XCTestCase {
-    /// SplitMix64 with a fixed seed: the same draws on every run.
-    struct SeededRandom: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     func testFirstSetupsSpreadOverTheFirstInterval() {
         let pacing = SetupPacing(intervalMs: 112)
-        var random = SeededRandom(state: 7)
+        var random = SplitMix64(seed: 7)
         let delays = (0 ..< 2_000).map { _ in pacing.firstDelayMs(using: &random) }
         XCTAssertTrue(delays.allSatisfy { (0 ..< 112).contains($0) })
         // Every 16 ms slice of the interval gets some of 2,000 pairs (~285 each): no bunching.
@@ -29,7 +19,7 @@ final class SetupPacingTests: XCTestCase {
 
     func testGapsStayWithinTenPercentAndAverageTheInterval() {
         let pacing = SetupPacing(intervalMs: 112)
-        var random = SeededRandom(state: 42)
+        var random = SplitMix64(seed: 42)
         let gaps = (0 ..< 10_000).map { _ in pacing.gapMs(using: &random) }
         XCTAssertEqual(gaps.min(), 101, "112 − 11")
         XCTAssertEqual(gaps.max(), 123, "112 + 11")
@@ -43,7 +33,7 @@ final class SetupPacingTests: XCTestCase {
         let interval = BenchPair.minimumSetupIntervalMs(commandsPerSecond: 50)
         XCTAssertEqual(interval, 112)
         let pacing = SetupPacing(intervalMs: interval)
-        var random = SeededRandom(state: 1)
+        var random = SplitMix64(seed: 1)
         let shortest = (0 ..< 10_000).map { _ in pacing.gapMs(using: &random) }.min()!
         let commandsPerSecond = Double(BenchPair.commandsPerDevicePerSetup) * 1000 / Double(shortest)
         XCTAssertLessThanOrEqual(commandsPerSecond, 50)
@@ -51,14 +41,14 @@ final class SetupPacingTests: XCTestCase {
 
     func testAlignedStartsAtOnceWithExactGaps() {
         let pacing = SetupPacing(intervalMs: 112, aligned: true)
-        var random = SeededRandom(state: 3)
+        var random = SplitMix64(seed: 3)
         XCTAssertEqual((0 ..< 100).map { _ in pacing.firstDelayMs(using: &random) }, Array(repeating: 0, count: 100))
         XCTAssertEqual((0 ..< 100).map { _ in pacing.gapMs(using: &random) }, Array(repeating: 112, count: 100))
     }
 
     func testNoIntervalMeansNoWait() {
         let pacing = SetupPacing(intervalMs: 0)
-        var random = SeededRandom(state: 9)
+        var random = SplitMix64(seed: 9)
         XCTAssertEqual(pacing.firstDelayMs(using: &random), 0)
         XCTAssertEqual(pacing.gapMs(using: &random), 0)
     }
