@@ -29,20 +29,22 @@
 //   - before any other operation on that file (read, sync, truncate, size, lock, file
 //     control, close), before a write that does not continue the buffer, and when the buffer
 //     would pass SB_WALVFS_MAX_PENDING;
-//   - in xShmBarrier and xShmLock of any file on the same thread (belt and braces: wal.c
-//     walIndexWriteHdr calls the barrier between the two copies of the wal-index header
-//     that make a commit visible to readers; with the commit-frame rule nothing is pending
-//     there).
+//   - in xShmBarrier, xShmLock and xShmUnmap of the connection's database file (belt and
+//     braces: wal.c walIndexWriteHdr calls the barrier between the two copies of the
+//     wal-index header that make a commit visible to readers; with the commit-frame rule
+//     nothing is pending there). A WAL file finds its database file with
+//     sqlite3_database_file_object, which is for exactly this (a VFS's xOpen of a WAL).
 // Readers (the checkpointer's connection, other processes) only read frames up to the
-// wal-index header's mxFrame, which the writer publishes after sqlite3WalFrames returns, so
-// they never look for bytes still in the buffer. A process that dies with bytes in the buffer
-// had not finished the transaction they belong to: recovery ignores frames after the last
-// valid commit frame, as it does for a crash between two pwrite(2)s.
+// wal-index header's mxFrame, which the writer publishes at the end of sqlite3WalFrames,
+// after the commit frame's write, so they never look for bytes still in the buffer. A process
+// that dies with bytes in the buffer had not finished the transaction they belong to:
+// recovery ignores frames after the last valid commit frame, as it does for a crash between
+// two pwrite(2)s.
 //
-// State: one pending buffer per thread at most (a write to another WAL file flushes the one
-// pending first); the thread-local slot and the VFS object are function-local statics of the
-// one translation unit that calls these functions (static inline): only
-// Sources/Storage/SQLiteWALWrites.swift calls them.
+// State: a buffer per WAL file, no per-thread state (a connection may move between threads).
+// The VFS object and the counters are function-local statics of the one translation unit
+// that calls these functions (static inline): only Sources/Storage/SQLiteWALWrites.swift
+// calls them.
 
 /// 128 KiB - 1: the most the unix VFS writes in one call. os_unix.c seekAndWriteFd masks the
 /// length with 0x1ffff (SQLite itself never writes more than a page at once), so a larger
@@ -56,6 +58,8 @@ typedef struct sb_walvfs_file {
     sqlite3_file base;       // pMethods: sb_walvfs_io_methods() once the real file is open
     sqlite3_file *real;      // the default VFS's file object, in the same allocation
     int isWal;
+    struct sb_walvfs_file *wal;  // on a database file: its connection's open WAL file, if any
+    struct sb_walvfs_file *db;   // on a WAL file: its connection's database file
     int commitFramePending;  // the pending bytes end with the header of a commit frame
     unsigned char *pending;  // sqlite3_malloc'd, pendingCap bytes
     int pendingLen;
@@ -96,29 +100,20 @@ static inline sqlite3_vfs **sb_walvfs_real_slot(void) {
     return &real;
 }
 
-/// The file of this thread whose buffer holds bytes, if any.
-static inline sb_walvfs_file **sb_walvfs_thread_pending(void) {
-    static __thread sb_walvfs_file *pending;
-    return &pending;
-}
-
 static inline int sb_walvfs_flush(sb_walvfs_file *p) {
     if (p->pendingLen == 0) return SQLITE_OK;
     int length = p->pendingLen;
     p->pendingLen = 0;
     p->commitFramePending = 0;
-    sb_walvfs_file **slot = sb_walvfs_thread_pending();
-    if (*slot == p) *slot = 0;
     sb_walvfs_count(&sb_walvfs_counters()->realWalWrites);
     int rc = p->real->pMethods->xWrite(p->real, p->pending, length, p->pendingOffset);
     if (rc != SQLITE_OK) sb_walvfs_count(&sb_walvfs_counters()->flushFailures);
     return rc;
 }
 
-/// Flushes whatever this thread has pending (any WAL file).
-static inline int sb_walvfs_flush_thread(void) {
-    sb_walvfs_file *p = *sb_walvfs_thread_pending();
-    return p ? sb_walvfs_flush(p) : SQLITE_OK;
+/// On a database file: flushes its connection's WAL file.
+static inline int sb_walvfs_flush_wal_of(sb_walvfs_file *db) {
+    return db->wal ? sb_walvfs_flush(db->wal) : SQLITE_OK;
 }
 
 static inline sb_walvfs_file *sb_walvfs_cast(sqlite3_file *f) { return (sb_walvfs_file *)f; }
@@ -126,6 +121,8 @@ static inline sb_walvfs_file *sb_walvfs_cast(sqlite3_file *f) { return (sb_walvf
 static inline int sb_walvfs_close(sqlite3_file *f) {
     sb_walvfs_file *p = sb_walvfs_cast(f);
     int flushed = sb_walvfs_flush(p);
+    if (p->db && p->db->wal == p) p->db->wal = 0;
+    if (p->wal && p->wal->db == p) p->wal->db = 0;
     int rc = p->real->pMethods->xClose(p->real);
     sqlite3_free(p->pending);
     p->pending = 0;
@@ -156,9 +153,6 @@ static inline int sb_walvfs_write(sqlite3_file *f, const void *buffer, int amoun
     if (!continues) {
         int rc = sb_walvfs_flush(p);
         if (rc != SQLITE_OK) return rc;
-        // Another file's bytes first: one buffer per thread.
-        rc = sb_walvfs_flush_thread();
-        if (rc != SQLITE_OK) return rc;
         if (amount > SB_WALVFS_MAX_PENDING) {
             sb_walvfs_count(&sb_walvfs_counters()->realWalWrites);
             return p->real->pMethods->xWrite(p->real, buffer, amount, offset);
@@ -176,7 +170,6 @@ static inline int sb_walvfs_write(sqlite3_file *f, const void *buffer, int amoun
     }
     memcpy(p->pending + p->pendingLen, buffer, (size_t)amount);
     p->pendingLen += amount;
-    *sb_walvfs_thread_pending() = p;
     if (completesCommit) {
         sb_walvfs_count(&sb_walvfs_counters()->commitFlushes);
         return sb_walvfs_flush(p);
@@ -246,7 +239,7 @@ static inline int sb_walvfs_shm_map(sqlite3_file *f, int region, int size, int e
 
 static inline int sb_walvfs_shm_lock(sqlite3_file *f, int offset, int n, int flags) {
     sb_walvfs_file *p = sb_walvfs_cast(f);
-    int rc = sb_walvfs_flush_thread();
+    int rc = sb_walvfs_flush_wal_of(p);
     if (rc != SQLITE_OK) return rc;
     if (p->real->pMethods->iVersion < 2 || !p->real->pMethods->xShmLock) return SQLITE_IOERR_SHMLOCK;
     return p->real->pMethods->xShmLock(p->real, offset, n, flags);
@@ -256,13 +249,13 @@ static inline void sb_walvfs_shm_barrier(sqlite3_file *f) {
     sb_walvfs_file *p = sb_walvfs_cast(f);
     // Cannot return an error: a failed write is counted (flushFailures); see the header comment
     // for why nothing is pending here in practice.
-    (void)sb_walvfs_flush_thread();
+    (void)sb_walvfs_flush_wal_of(p);
     if (p->real->pMethods->iVersion >= 2 && p->real->pMethods->xShmBarrier) p->real->pMethods->xShmBarrier(p->real);
 }
 
 static inline int sb_walvfs_shm_unmap(sqlite3_file *f, int deleteFlag) {
     sb_walvfs_file *p = sb_walvfs_cast(f);
-    int rc = sb_walvfs_flush_thread();
+    int rc = sb_walvfs_flush_wal_of(p);
     if (rc != SQLITE_OK) return rc;
     if (p->real->pMethods->iVersion < 2 || !p->real->pMethods->xShmUnmap) return SQLITE_OK;
     return p->real->pMethods->xShmUnmap(p->real, deleteFlag);
@@ -321,6 +314,13 @@ static inline int sb_walvfs_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite
     }
     p->isWal = (flags & SQLITE_OPEN_WAL) != 0;
     p->base.pMethods = sb_walvfs_io_methods();
+    if (p->isWal && name) {
+        sqlite3_file *db = sqlite3_database_file_object(name);
+        if (db && db->pMethods == sb_walvfs_io_methods()) {
+            p->db = sb_walvfs_cast(db);
+            p->db->wal = p;
+        }
+    }
     return SQLITE_OK;
 }
 
