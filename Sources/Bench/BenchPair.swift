@@ -209,12 +209,22 @@ final class BenchPair {
 
     private func send(_ command: Command, from device: BenchDevice, callID: String, body: String) {
         eventCounter += 1
-        let eventID = "\(runTag)-\(index)-\(eventCounter)"
+        let eventID = Self.eventID(wallMillis: EventLoop.wallClockMilliseconds(), pair: index, counter: eventCounter)
         let sentAt = Self.now()
         pending[eventID] = Pending(command: command, sentAt: sentAt, callID: callID)
         if case .cleanup = command {} else { setup?.outstanding += 1 }
         metrics.commandsSent += 1
         device.send("{\"v\":1,\"eventID\":\"\(eventID)\"," + body + "}")
+    }
+
+    /// A command's eventID: the wall-clock time in milliseconds as 12 hex digits, then the
+    /// pair and its command counter (which make it unique). Time-ordered, as docs/protocol.md
+    /// recommends to clients: the server's processed-event key starts with the eventID, so
+    /// the events of a batch land in the same index leaf (docs/benchmarks.md, "Time-ordered
+    /// eventIDs").
+    static func eventID(wallMillis: Int64, pair: Int, counter: Int) -> String {
+        let hex = String(UInt64(max(0, wallMillis)), radix: 16)
+        return String(repeating: "0", count: max(0, 12 - hex.count)) + hex + "-\(pair)-\(counter)"
     }
 
     private func sendCandidates(from device: BenchDevice, isCaller: Bool, callID: String) {
