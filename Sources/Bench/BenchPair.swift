@@ -33,7 +33,6 @@ final class BenchPair {
     let callees: [BenchDevice]
     let metrics: BenchMetrics
     let loop: EventLoop
-    let runTag: String
     let setupTimeoutMs: Int64
     /// When setups start (``SetupPacing``, its interval from
     /// ``minimumSetupIntervalMs(commandsPerSecond:)``); set before `start()`.
@@ -90,13 +89,12 @@ final class BenchPair {
     }
 
     init(index: Int, caller: BenchDevice, callees: [BenchDevice], metrics: BenchMetrics, loop: EventLoop,
-         runTag: String, setupTimeoutMs: Int64) {
+         setupTimeoutMs: Int64) {
         self.index = index
         self.caller = caller
         self.callees = callees
         self.metrics = metrics
         self.loop = loop
-        self.runTag = runTag
         self.setupTimeoutMs = setupTimeoutMs
         calleeAccount = callees.first?.account ?? ""
         callerUfrag = "bA\(index)x"
@@ -151,7 +149,7 @@ final class BenchPair {
         lastSetupStart = Self.now()
         nextGapMs = setupPacing.gapMs(using: &random)
         setupNumber += 1
-        let callID = "\(runTag)-\(index)-\(setupNumber)"
+        let callID = Self.timeOrderedID(wallMillis: EventLoop.wallClockMilliseconds(), pair: index, counter: setupNumber)
         var state = SetupState(callID: callID, callIDBytes: Array(callID.utf8), startedAt: Self.now(), revisionSeen: Array(repeating: nil, count: callees.count))
         state.inviteSentAt = state.startedAt
         setup = state
@@ -209,7 +207,7 @@ final class BenchPair {
 
     private func send(_ command: Command, from device: BenchDevice, callID: String, body: String) {
         eventCounter += 1
-        let eventID = Self.eventID(wallMillis: EventLoop.wallClockMilliseconds(), pair: index, counter: eventCounter)
+        let eventID = Self.timeOrderedID(wallMillis: EventLoop.wallClockMilliseconds(), pair: index, counter: eventCounter)
         let sentAt = Self.now()
         pending[eventID] = Pending(command: command, sentAt: sentAt, callID: callID)
         if case .cleanup = command {} else { setup?.outstanding += 1 }
@@ -217,12 +215,15 @@ final class BenchPair {
         device.send("{\"v\":1,\"eventID\":\"\(eventID)\"," + body + "}")
     }
 
-    /// A command's eventID: the wall-clock time in milliseconds as 12 hex digits, then the
-    /// pair and its command counter (which make it unique). Time-ordered, as docs/protocol.md
-    /// recommends to clients: the server's processed-event key starts with the eventID, so
-    /// the events of a batch land in the same index leaf (docs/benchmarks.md, "Time-ordered
-    /// eventIDs").
-    static func eventID(wallMillis: Int64, pair: Int, counter: Int) -> String {
+    /// A command's eventID or a call's callID: the wall-clock time in milliseconds as 12 hex
+    /// digits, then the pair and its command or setup counter (which make it unique, also
+    /// across runs against the same database: a later run starts at a later millisecond;
+    /// eventIDs are remembered 24 h, and a repeat would be answered `duplicate`).
+    /// Time-ordered, as docs/protocol.md recommends to clients: the server's processed-event
+    /// key starts with the eventID and its call tables with the callID, so the new rows of a
+    /// batch land in the same index leaves (docs/benchmarks.md, "Time-ordered eventIDs" and
+    /// "Time-ordered callIDs").
+    static func timeOrderedID(wallMillis: Int64, pair: Int, counter: Int) -> String {
         let hex = String(UInt64(max(0, wallMillis)), radix: 16)
         return String(repeating: "0", count: max(0, 12 - hex.count)) + hex + "-\(pair)-\(counter)"
     }

@@ -51,9 +51,6 @@ final class SignalingRun {
     /// The token secret, handed to idle children on their stdin.
     let secret: [UInt8]
     let pairLoops: PairLoops
-    /// Makes eventIDs and callIDs unique across runs against the same database (eventIDs
-    /// are remembered 24 h; a repeat would be answered `duplicate`).
-    let runTag = String(UInt64(EventLoop.wallClockMilliseconds()), radix: 36)
     var notes: [String] = []
 
     init(options: BenchmarkOptions, secret: [UInt8]) {
@@ -142,7 +139,7 @@ final class SignalingRun {
                                 loop: loop, metrics: metrics, transport: transport)
                 }
                 return BenchPair(index: i, caller: caller, callees: callees, metrics: metrics, loop: loop,
-                                 runTag: runTag, setupTimeoutMs: Int64(options.setupTimeoutSeconds * 1000))
+                                 setupTimeoutMs: Int64(options.setupTimeoutSeconds * 1000))
             }
         }
         let devicesPerLoop = perLoop.map { $0.flatMap { [$0.caller] + $0.callees } }

@@ -88,7 +88,9 @@ extension SignalingHub {
         let event: CallEvent
         switch command.kind {
         case .invite(let callee, let proposed, let sdp, let requestedMedia):
-            callID = try proposed ?? SecureRandom.identifier()
+            // Time-ordered when the server picks it: a new call's rows go to the right edge
+            // of the call tables' indexes (`SecureRandom.timeOrderedIdentifier`).
+            callID = try proposed ?? SecureRandom.timeOrderedIdentifier(wallMillis: time.wall)
             prior = try loadState(callID)
             if callee == device.account {
                 return try record(command, device: device, callID: callID, prior: prior, time: time,

@@ -20,4 +20,16 @@ final class SecureRandomTests: XCTestCase {
         XCTAssertEqual(id.count, 22)
         XCTAssertTrue(Identifier.isValid(id))
     }
+
+    func testTimeOrderedIdentifiersSortByTimeAndDiffer() throws {
+        let now: Int64 = 1_796_051_423_000
+        let a = try SecureRandom.timeOrderedIdentifier(wallMillis: now)
+        let b = try SecureRandom.timeOrderedIdentifier(wallMillis: now)
+        let later = try SecureRandom.timeOrderedIdentifier(wallMillis: now + 1)
+        XCTAssertEqual(a.count, 35)
+        XCTAssertTrue(a.hasPrefix("01a22d01cf18-"))
+        XCTAssertNotEqual(a, b, "128 random bits after the time")
+        XCTAssertLessThan(max(a, b), later, "a later millisecond sorts after whatever the random part")
+        XCTAssertTrue(Identifier.isValid(a))
+    }
 }

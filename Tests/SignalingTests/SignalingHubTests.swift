@@ -36,6 +36,9 @@ final class SignalingHubTests: XCTestCase {
         let result = try XCTUnwrap(HubHarness.frames(invite, to: caller).first)
         XCTAssertEqual(result["status"] as? String, "accepted")
         let callID = try XCTUnwrap(result["callID"] as? String)
+        // Picked by the server: time-ordered, the hub's wall clock (Unix ms) first in 12 hex digits.
+        XCTAssertTrue(callID.hasPrefix(String(h.time.wall, radix: 16).leftPadded(to: 12) + "-"), callID)
+        XCTAssertEqual(callID.count, 35)
         let revision = try XCTUnwrap(result["revision"] as? Int)
         for id in callees {
             XCTAssertEqual(HubHarness.types(invite, to: id), ["call.incoming"])
@@ -191,4 +194,8 @@ final class SignalingHubTests: XCTestCase {
         XCTAssertEqual(h.hub.liveDeviceCount, 1)
         XCTAssertEqual(HubHarness.types(h.send(new, ["type": "ping"]), to: new), ["pong"])
     }
+}
+
+private extension String {
+    func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }
