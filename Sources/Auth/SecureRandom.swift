@@ -37,14 +37,12 @@ public enum SecureRandom {
         Base64URL.encode(try bytes(count: byteCount))
     }
 
-    /// A time-ordered identifier: `wallMillis` (Unix ms) as 12 hex digits, `-`, then
-    /// ``identifier(byteCount:)`` (128 random bits; 35 characters in all). Identifiers made
-    /// later sort after earlier ones, like UUIDv7 (RFC 9562 §5.7), so rows keyed by them are
-    /// appended at the right edge of their B-trees instead of at random leaves (the server's
-    /// callIDs; docs/benchmarks.md, "Time-ordered callIDs"). The time is not a secret: a
-    /// call's snapshot carries its creation time anyway.
+    /// A time-ordered identifier: ``TimeOrderedID/prefix(wallMillis:)`` (Unix ms as 12 hex
+    /// digits), `-`, then ``identifier(byteCount:)`` (128 random bits; 35 characters in all).
+    /// Identifiers made later sort after earlier ones, like UUIDv7 (RFC 9562 §5.7): the
+    /// server's callIDs. The time is not a secret: a call's snapshot carries its creation
+    /// time anyway.
     public static func timeOrderedIdentifier(wallMillis: Int64, byteCount: Int = 16) throws(SecureRandomError) -> String {
-        let hex = String(UInt64(max(0, wallMillis)), radix: 16)
-        return String(repeating: "0", count: max(0, 12 - hex.count)) + hex + "-" + (try identifier(byteCount: byteCount))
+        TimeOrderedID.prefix(wallMillis: wallMillis) + "-" + (try identifier(byteCount: byteCount))
     }
 }

@@ -1,3 +1,4 @@
+import Auth
 import IO
 
 /// One caller account and one callee account with several devices, running complete call
@@ -224,8 +225,7 @@ final class BenchPair {
     /// batch land in the same index leaves (docs/benchmarks.md, "Time-ordered eventIDs" and
     /// "Time-ordered callIDs").
     static func timeOrderedID(wallMillis: Int64, pair: Int, counter: Int) -> String {
-        let hex = String(UInt64(max(0, wallMillis)), radix: 16)
-        return String(repeating: "0", count: max(0, 12 - hex.count)) + hex + "-\(pair)-\(counter)"
+        TimeOrderedID.prefix(wallMillis: wallMillis) + "-\(pair)-\(counter)"
     }
 
     private func sendCandidates(from device: BenchDevice, isCaller: Bool, callID: String) {

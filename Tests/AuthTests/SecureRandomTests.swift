@@ -33,3 +33,14 @@ final class SecureRandomTests: XCTestCase {
         XCTAssertTrue(Identifier.isValid(a))
     }
 }
+
+/// ``TimeOrderedID``: 12 hex digits, zero-padded, in time order as text.
+final class TimeOrderedIDTests: XCTestCase {
+    func testPrefixIsTwelveHexDigitsInTimeOrder() {
+        XCTAssertEqual(TimeOrderedID.prefix(wallMillis: 1_796_051_423_000), "01a22d01cf18")
+        XCTAssertEqual(TimeOrderedID.prefix(wallMillis: 0), "000000000000")
+        XCTAssertEqual(TimeOrderedID.prefix(wallMillis: -5), "000000000000", "negative counts as 0")
+        XCTAssertLessThan(TimeOrderedID.prefix(wallMillis: 0xF_FFFF_FFFF), TimeOrderedID.prefix(wallMillis: 0x10_0000_0000),
+                          "no shorter string at a hex-digit boundary")
+    }
+}

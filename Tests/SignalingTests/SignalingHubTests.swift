@@ -1,3 +1,4 @@
+import Auth
 import CallCore
 import Foundation
 @testable import Signaling
@@ -37,7 +38,7 @@ final class SignalingHubTests: XCTestCase {
         XCTAssertEqual(result["status"] as? String, "accepted")
         let callID = try XCTUnwrap(result["callID"] as? String)
         // Picked by the server: time-ordered, the hub's wall clock (Unix ms) first in 12 hex digits.
-        XCTAssertTrue(callID.hasPrefix(String(h.time.wall, radix: 16).leftPadded(to: 12) + "-"), callID)
+        XCTAssertTrue(callID.hasPrefix(TimeOrderedID.prefix(wallMillis: h.time.wall) + "-"), callID)
         XCTAssertEqual(callID.count, 35)
         let revision = try XCTUnwrap(result["revision"] as? Int)
         for id in callees {
@@ -194,8 +195,4 @@ final class SignalingHubTests: XCTestCase {
         XCTAssertEqual(h.hub.liveDeviceCount, 1)
         XCTAssertEqual(HubHarness.types(h.send(new, ["type": "ping"]), to: new), ["pong"])
     }
-}
-
-private extension String {
-    func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }
