@@ -15,8 +15,8 @@
 // write touches one or two page-cache pages of the file and each costs the kernel's whole
 // buffered-write path (ext4 write_begin/write_end, mark dirty, file time). Measured here:
 // 10 frames as 20 pwrite(2)s 37.5 us, as one 8–11.5 us. The hub commits ~10 frames per batch
-// at light load and ~37 per call setup at full load (docs/benchmarks.md, "WAL frames in one
-// write").
+// at light load and ~24–37 per call setup at full load (docs/benchmarks.md, "WAL frames in
+// one write").
 //
 // How: writes to a file opened with SQLITE_OPEN_WAL that continue the previous one (offset ==
 // end of what is pending) are copied into a buffer of up to SB_WALVFS_MAX_PENDING bytes; the

@@ -7,8 +7,8 @@ import CSQLite
 ///
 /// Each of SQLite's writes is the kernel's whole buffered-write path for one or two pages of
 /// the file (a frame is 4,120 bytes): 10 frames as 20 pwrite(2)s took 37.5 µs here, as one
-/// 8–11.5 µs; the hub writes ~10 frames per batch at light load and ~37 per call setup at full
-/// load. Same bytes, same offsets, same order, and the commit frame's write returns only once
+/// 8–11.5 µs; the hub writes ~10 frames per batch at light load and ~24–37 per call setup
+/// at full load. Same bytes, same offsets, same order, and the commit frame's write returns only once
 /// the transaction's frames are in the file (an error is that write's error), so readers,
 /// durability and crash recovery are as before (walvfs.h says why, step by step).
 /// Figures: docs/benchmarks.md, "WAL frames in one write".

@@ -33,10 +33,11 @@ final class WALCheckpointer: @unchecked Sendable {
     static let defaultIntervalMilliseconds = 1_000
     /// 256 MB: `RESTART` is the only mode that delays the writer, and each one held the
     /// hub off for ~50–70 ms (its copy and `fsync`s under the write load; counted in
-    /// `switchboard_hub_batches_deferred_for_checkpoint_total`). At 200 pairs the WAL grows
-    /// by ~64 MB/s (~37 frames per setup), so with 64 MB a `RESTART` ran every round:
-    /// 13–14 per 20 s run, 625–770 deferred batches; with 256 MB, 4 and 170–244, and
-    /// +1…+11 % setups/s (docs/benchmarks.md, "Fewer RESTART checkpoints"). The price:
+    /// `switchboard_hub_batches_deferred_for_checkpoint_total`). At 200 pairs the WAL grew
+    /// by ~64 MB/s when this was measured (~37 frames per setup; ~24 since time-ordered
+    /// IDs), so with 64 MB a `RESTART` ran every round: 13–14 per 20 s run, 625–770 deferred
+    /// batches; with 256 MB, 4 and 170–244, and +1…+11 % setups/s (docs/benchmarks.md,
+    /// "Fewer RESTART checkpoints"). The price:
     /// the WAL file's high-water mark (~330 MB in that run: frames appended while the last
     /// passes ran), and a crash recovery that reads the frames left: 0.9 s from start to
     /// `/readyz` after `kill -9` with 264 MB of frames, cold page cache.
