@@ -23,6 +23,16 @@ struct CallDescriptions: Codable, Equatable {
         lastAnswer = state.negotiation.lastAnswer?.description.sdp
     }
 
+    /// The bodies the store keeps for `state`: none once the call has ended. Nothing reads
+    /// an ended call's SDP (snapshots carry none, the reducer refuses negotiation on an
+    /// ended call, outbox entries hold their own copies), so keeping it for the tombstone's
+    /// retention (24 h by default) only cost ~2.7 KB per call in the file, kept the table
+    /// (and each of its lookups) growing with every call of the window, and kept the
+    /// parties' ICE addresses on disk after the call (docs/threat-model.md).
+    init(storing state: CallState) {
+        self = state.phase.isTerminal ? CallDescriptions() : CallDescriptions(state)
+    }
+
     var isEmpty: Bool { pendingOffer == nil && lastAnswer == nil }
 
     func encoded() -> Data {

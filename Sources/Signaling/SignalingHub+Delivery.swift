@@ -57,17 +57,19 @@ extension SignalingHub {
             var participants = [state.caller.account]
             if state.callee != state.caller.account { participants.append(state.callee) }
             // The SDP bodies go to their own row, written only when they change (invite,
-            // answer, renegotiation, end): the call row is rewritten on every step. Unchanged
-            // bodies are not even encoded (escaping 3–6 KB of SDP per step, ~1 % of the
-            // hub's CPU); the store ignores `descriptions` when `descriptionsChanged` is false.
+            // answer, renegotiation) and deleted when the call ends (`init(storing:)`): the
+            // call row is rewritten on every step. Unchanged bodies are not even encoded
+            // (escaping 3–6 KB of SDP per step, ~1 % of the hub's CPU); the store ignores
+            // `descriptions` when `descriptionsChanged` is false.
             if let prior, !descriptionsInline.contains(callID) {
-                descriptionsChanged = CallDescriptions(prior) != CallDescriptions(state)
+                descriptionsChanged = CallDescriptions(storing: prior) != CallDescriptions(storing: state)
             }
             storedCall = StoredCall(callID: callID, revision: state.revision,
                                     state: CallStateCodec.encodeStateForStore(state),
                                     isTerminal: state.phase.isTerminal, participants: participants,
                                     createdAt: state.createdAt, updatedAt: time.wall,
-                                    descriptions: descriptionsChanged ? CallDescriptions(state).encoded(sdps: &quotedSDPs) : Data())
+                                    descriptions: descriptionsChanged
+                                        ? CallDescriptions(storing: state).encoded(sdps: &quotedSDPs) : Data())
         }
         let entries = try store.commit(StepCommit(callID: callID, expectedRevision: prior?.revision, call: storedCall,
                                                   processedEvent: processed, outbox: outbox, setDeadlines: setDeadlines,

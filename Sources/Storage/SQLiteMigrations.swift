@@ -203,6 +203,26 @@ enum SQLiteMigrations {
         DROP INDEX processed_events_key;
         CREATE UNIQUE INDEX processed_events_key ON processed_events(event_id, account, device);
         """,
+        // 8: call_descriptions becomes a rowid table with call_id UNIQUE, as `calls` did in
+        // migration 6. WITHOUT ROWID, a row is a cell of the table's key B-tree, and its
+        // 2.5–7 KB body spills to overflow pages; SQLite compares keys of such cells by
+        // copying the whole payload, overflow chain included, into a buffer
+        // (btree.c `sqlite3BtreeIndexMoveto`), so every lookup, upsert and delete copied
+        // a few bodies: 5 % of the hub's samples at 200 pairs, three quarters of it in that
+        // search and its memcpy (docs/benchmarks.md, "Session descriptions in a rowid
+        // table"). https://sqlite.org/withoutrowid.html §4 advises against WITHOUT ROWID
+        // for rows this large. The unique index holds only the ~50-byte callIDs; the body
+        // stays in the table's row, read by rowid.
+        """
+        CREATE TABLE call_descriptions_rowid (
+            id      INTEGER PRIMARY KEY,
+            call_id TEXT    NOT NULL UNIQUE,
+            body    BLOB    NOT NULL
+        ) STRICT;
+        INSERT INTO call_descriptions_rowid (call_id, body) SELECT call_id, body FROM call_descriptions ORDER BY call_id;
+        DROP TABLE call_descriptions;
+        ALTER TABLE call_descriptions_rowid RENAME TO call_descriptions;
+        """,
     ]
 
     /// Data moves that SQL alone cannot express, run right after the script of their

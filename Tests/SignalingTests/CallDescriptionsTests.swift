@@ -110,22 +110,28 @@ final class CallDescriptionsTests: XCTestCase {
 
         let writes = store.commits.filter { $0.call != nil }
         XCTAssertEqual(writes.count, 5, "invite, 2 × ringing, answer, hangup")
-        XCTAssertEqual(writes.map(\.descriptionsChanged), [true, false, false, true, false])
+        XCTAssertEqual(writes.map(\.descriptionsChanged), [true, false, false, true, true], "the hangup deletes them")
         for write in writes {
             XCTAssertFalse(String(decoding: write.call?.state ?? Data(), as: UTF8.self).contains("ice-ufrag"))
         }
         // The bodies' literals come from the hub's memo (the frame's literal or an escape
         // made for a notice): the bytes are those of a fresh encoding.
-        for write in writes where write.descriptionsChanged {
+        for write in writes.dropLast() where write.descriptionsChanged {
             let call = try XCTUnwrap(write.call)
             let state = try CallStateCodec.decode(call.state, descriptions: call.descriptions)
             XCTAssertEqual(call.descriptions, CallDescriptions(state).encoded())
             XCTAssertFalse(call.descriptions.isEmpty)
         }
+        XCTAssertEqual(writes.last?.call?.isTerminal, true)
+        XCTAssertEqual(writes.last?.call?.descriptions, Data())
         let stored = try XCTUnwrap(try sqlite.loadCall(callID))
+        XCTAssertEqual(stored.descriptions, Data(), "no row for an ended call")
         let state = try CallStateCodec.decode(stored.state, descriptions: stored.descriptions)
+        XCTAssertEqual(state.phase, .ended)
         XCTAssertNil(state.negotiation.pendingOffer)
-        XCTAssertEqual(state.negotiation.lastAnswer?.description.sdp, answer)
+        // The negotiation's side and generation stay in the call row; only the body goes.
+        XCTAssertEqual(state.negotiation.lastAnswer?.side, .callee)
+        XCTAssertEqual(state.negotiation.lastAnswer?.description.sdp, "")
     }
 
     func testARowWithInlineSDPKeepsItsBodiesOnItsNextWrite() throws {
