@@ -58,6 +58,9 @@ public struct BenchmarkReport: Codable, Equatable, Sendable {
     public var loadAverage: Double?
     public var cpus: Int
     public var notes: [String]
+    /// Growth of the server's database (`switchboard_db_bytes_in_use` from its /metrics)
+    /// over the measured window, per setup completed in it; nil if /metrics did not say.
+    public var databaseBytesPerSetup: Double? = nil
 
     public var errorCount: Int { errors.values.reduce(0, +) }
 
@@ -124,6 +127,7 @@ public struct BenchmarkReport: Codable, Equatable, Sendable {
             out.append("server pid \(pid) RSS: before idle \(kb(serverRSSBeforeIdleKB)), after idle \(kb(serverRSSAfterIdleKB)), end \(kb(serverRSSEndKB))")
         }
         if let m = memoryPerIdleConnectionKB { out.append("memory per idle connection: \(f(m)) KB") }
+        if let b = databaseBytesPerSetup { out.append("database growth per setup: \(Int(b.rounded())) bytes (until retention purges)") }
         for note in notes { out.append("note: \(note)") }
         return out.joined(separator: "\n")
     }

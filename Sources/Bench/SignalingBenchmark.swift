@@ -183,6 +183,17 @@ final class SignalingRun {
         _ = loops.onEach { k in readyPerLoop[k].forEach { $0.setupPacing = pacing; $0.start() } }
         Thread.sleep(forTimeInterval: options.warmupSeconds)
 
+        // The database's size from the server's /metrics, read just outside the window (a
+        // scrape costs the server a little CPU); nil when the server does not say.
+        let metricsLoop = EventLoop(name: "bench-metrics")
+        metricsLoop.start()
+        defer { metricsLoop.stop() }
+        let metricsURL = ServerMetrics.metricsURL(forSignalingURL: options.url)
+        func databaseBytes() -> Double? {
+            metricsURL.flatMap { ServerMetrics.fetch($0, loop: metricsLoop) }
+                .flatMap { ServerMetrics.value(of: "switchboard_db_bytes_in_use", in: $0) }
+        }
+        let databaseBytes0 = databaseBytes()
         let cpuTicks0 = serverPID.flatMap { ServerProcess.cpuTicks(pid: $0) }
         let wait0 = serverPID.flatMap { ServerProcess.runQueueWaitNanos(pid: $0) }
         let ownCPU0 = ServerProcess.ownCPUSeconds()
@@ -200,6 +211,7 @@ final class SignalingRun {
         let wait1 = serverPID.flatMap { ServerProcess.runQueueWaitNanos(pid: $0) }
         let load = ServerProcess.loadAverage()
         let ownCPU1 = ServerProcess.ownCPUSeconds()
+        let databaseBytes1 = databaseBytes()
 
         // 4. Drain: in-flight setups finish (or time out), then everything closes.
         _ = loops.onEach { k in readyPerLoop[k].forEach { $0.stop() } }
@@ -259,6 +271,9 @@ final class SignalingRun {
             serverCPUCores: cpuTicks0.flatMap { t0 in cpuTicks1.map { Double($0 - t0) / ServerProcess.ticksPerSecond / window } },
             clientCPUCores: (ownCPU1 - ownCPU0) / window,
             serverRunQueueWaitFraction: wait0.flatMap { w0 in wait1.map { Double($0 - w0) / 1e9 / window } },
-            loadAverage: load, cpus: ProcessInfo.processInfo.activeProcessorCount, notes: notes)
+            loadAverage: load, cpus: ProcessInfo.processInfo.activeProcessorCount, notes: notes,
+            databaseBytesPerSetup: databaseBytes0.flatMap { b0 in
+                databaseBytes1.flatMap { b1 in d.setupsCompleted > 0 ? (b1 - b0) / Double(d.setupsCompleted) : nil }
+            })
     }
 }

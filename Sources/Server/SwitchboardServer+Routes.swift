@@ -86,6 +86,9 @@ extension SwitchboardServer {
             metric("switchboard_wal_write_failures_total", "counter", "WAL writes that failed (each failed its transaction).",
                    writes.flushFailures)
         }
+        if let bytes = try? store.bytesInUse() {
+            metric("switchboard_db_bytes_in_use", "gauge", "Bytes of the database's pages that hold data (page_count − freelist_count, × page_size).", bytes)
+        }
         metric("switchboard_glib_debug_messages_dropped_total", "counter",
                "GLib debug and info messages (libsoup's, mostly) dropped before formatting because no one asked for them.",
                GLibLogFilter.dropped)

@@ -69,6 +69,11 @@ final class IdleFleetEndToEndTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(incoming?.count ?? 0, 3 * (report.setupsCompleted - 3), "all 3 callee devices rang")
         XCTAssertNotNil(report.clientCPUMicrosecondsPerSetup)
         XCTAssertTrue(report.text.contains("on 3 loops"))
+        // From the server's /metrics: every setup leaves its call, events and outbox rows.
+        let perSetup = try XCTUnwrap(report.databaseBytesPerSetup, "notes: \(report.notes)")
+        XCTAssertGreaterThan(perSetup, 500)
+        XCTAssertLessThan(perSetup, 100_000)
+        XCTAssertTrue(report.text.contains("database growth per setup:"))
         XCTAssertEqual(idleFleetProcesses(), [], "no idle child survives the run")
     }
 
