@@ -211,15 +211,20 @@ enum SQLiteMigrations {
         // a few bodies: 5 % of the hub's samples at 200 pairs, three quarters of it in that
         // search and its memcpy (docs/benchmarks.md, "Session descriptions in a rowid
         // table"). https://sqlite.org/withoutrowid.html §4 advises against WITHOUT ROWID
-        // for rows this large. The unique index holds only the ~50-byte callIDs; the body
-        // stays in the table's row, read by rowid.
+        // for rows this large. The unique index holds only the callIDs; the body stays in
+        // the table's row, read by rowid. Only live calls' bodies move over: from this
+        // version on an ended call keeps none (the hub deletes them with the step that ends
+        // the call), so the bodies of calls that ended before are dropped here, not kept
+        // until retention purges their calls.
         """
         CREATE TABLE call_descriptions_rowid (
             id      INTEGER PRIMARY KEY,
             call_id TEXT    NOT NULL UNIQUE,
             body    BLOB    NOT NULL
         ) STRICT;
-        INSERT INTO call_descriptions_rowid (call_id, body) SELECT call_id, body FROM call_descriptions ORDER BY call_id;
+        INSERT INTO call_descriptions_rowid (call_id, body)
+            SELECT d.call_id, d.body FROM call_descriptions d JOIN calls c ON c.call_id = d.call_id
+            WHERE c.is_terminal = 0 ORDER BY d.call_id;
         DROP TABLE call_descriptions;
         ALTER TABLE call_descriptions_rowid RENAME TO call_descriptions;
         """,

@@ -107,8 +107,9 @@ final class SQLiteDescriptionsTests: StorageTestCase {
         XCTAssertEqual(try store.loadCall("call-7")?.descriptions, offer + Data(" 7".utf8))
     }
 
-    /// A version-7 file (WITHOUT ROWID descriptions) migrates with every body, and the
-    /// upsert, the delete and the purge work on the new table.
+    /// A version-7 file (WITHOUT ROWID descriptions) migrates with its live calls' bodies
+    /// (an ended call's are dropped, as the hub now does when a call ends), and the upsert,
+    /// the delete and the purge work on the new table.
     func testAVersion7FileMigratesWithItsDescriptions() throws {
         var store: SQLiteCallStore? = try openStore()
         try store!.locked { connection in
@@ -133,13 +134,14 @@ final class SQLiteDescriptionsTests: StorageTestCase {
         let migrated = try openStore()
         XCTAssertEqual(try migrated.locked { try $0.scalarInt("PRAGMA user_version") }, Int64(SQLiteCallStore.schemaVersion))
         XCTAssertEqual(try migrated.loadCall("live")?.descriptions, offer)
-        XCTAssertEqual(try migrated.loadCall("ended")?.descriptions, answer)
+        XCTAssertEqual(try migrated.loadCall("ended")?.descriptions, Data(), "an ended call keeps no bodies")
+        XCTAssertEqual(try descriptionRows(databasePath), 1)
         var next = call("live", revision: 2, at: 11)
         next.descriptions = answer
         try migrated.commit(StepCommit(callID: "live", expectedRevision: 1, call: next, now: 11))
         XCTAssertEqual(try migrated.loadCall("live")?.descriptions, answer, "the upsert replaces the body")
         XCTAssertEqual(try migrated.purge(terminalCallsUpdatedBefore: 100, eventsProcessedBefore: 0).calls, 1)
-        XCTAssertEqual(try descriptionRows(databasePath), 1)
+        XCTAssertEqual(try migrated.loadCall("live")?.descriptions, answer, "the purge leaves live calls alone")
         next = call("live", revision: 3, at: 12)
         try migrated.commit(StepCommit(callID: "live", expectedRevision: 2, call: next, now: 12, descriptionsChanged: true))
         XCTAssertEqual(try descriptionRows(databasePath), 0)
