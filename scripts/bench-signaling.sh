@@ -4,7 +4,7 @@
 # BIN: a release build of switchboard (swift build -c release --product switchboard).
 # Starts `BIN serve` in a fresh temp dir on a free loopback port, runs `BIN bench signaling`
 # with IDLE idle devices and PAIRS caller/callee pairs (3 callee devices) for DURATION s
-# after a 3 s warm-up, prints the key lines (setups/s, server CPU per setup, latencies) and
+# after a 3 s warm-up, prints the key lines (setups/s, server CPU per setup, latencies, database growth) and
 # stops the server. Output kept in $OUT (default ./bench-out/LABEL.txt).
 # IDLE_PROCS=K (env): child processes holding the idle devices (--idle-processes K; 0 = all
 # in the bench process, as before); unset = the bench's default, one child per 1,250 idle (8 for 10,000).
@@ -43,4 +43,4 @@ BENCH=$(realpath "${BENCH_BIN:-$BIN}")
 "$BENCH" bench signaling --url "ws://127.0.0.1:$PORT/v1/ws" --secret-file ./data/token-secret \
   --idle "$IDLE" "${IDLE_FLAGS[@]}" --pairs "$PAIRS" --callee-devices 3 --duration "$DUR" --warmup 3 --server-pid "$SPID" > "$OUT/$LABEL.txt" 2>&1
 echo "== $LABEL (load $(cut -d' ' -f1-3 /proc/loadavg))" >> "$OUT/$LABEL.txt"
-grep -E "idle|setups/s|CPU|waiting|load|command→result|candidate relay|errors|memory|pair client" "$OUT/$LABEL.txt"
+grep -E "idle|setups/s|CPU|waiting|load|command→result|candidate relay|errors|memory|database|pair client" "$OUT/$LABEL.txt"
