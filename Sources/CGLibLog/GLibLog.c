@@ -25,9 +25,8 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 
-// GLogLevelFlags (gmessages.h): G_LOG_LEVEL_MESSAGE 1 << 5, INFO 1 << 6, DEBUG 1 << 7;
-// G_LOG_FLAG_RECURSION 1 << 0, G_LOG_FLAG_FATAL 1 << 1.
-enum { SB_G_LOG_LEVEL_INFO = 1 << 6, SB_G_LOG_LEVEL_DEBUG = 1 << 7, SB_G_LOG_FLAGS = (1 << 0) | (1 << 1) };
+// GLogLevelFlags (gmessages.h): G_LOG_LEVEL_INFO 1 << 6, G_LOG_LEVEL_DEBUG 1 << 7.
+enum { SB_G_LOG_LEVEL_INFO = 1 << 6, SB_G_LOG_LEVEL_DEBUG = 1 << 7 };
 
 extern void g_logv(const char *log_domain, int log_level, const char *format, va_list args);
 extern int g_log_writer_default_would_drop(int log_level, const char *log_domain);
@@ -35,10 +34,9 @@ extern int g_log_writer_default_would_drop(int log_level, const char *log_domain
 static _Atomic uint64_t dropped;
 
 void g_log(const char *log_domain, int log_level, const char *format, ...) {
-    int level = log_level & ~SB_G_LOG_FLAGS;
-    // Only a plain debug or info message (no fatal flag, no other level bit).
-    if ((level == SB_G_LOG_LEVEL_DEBUG || level == SB_G_LOG_LEVEL_INFO) && (log_level & SB_G_LOG_FLAGS) == 0
-        && g_log_writer_default_would_drop(level, log_domain)) {
+    // Only a plain debug or info message: no other level bit, no fatal or recursion flag.
+    if ((log_level == SB_G_LOG_LEVEL_DEBUG || log_level == SB_G_LOG_LEVEL_INFO)
+        && g_log_writer_default_would_drop(log_level, log_domain)) {
         atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
         return;
     }
