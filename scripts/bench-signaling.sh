@@ -16,6 +16,8 @@
 # current benchmark against an older server.
 # IDLE_CLIENT=soup|lean (env): the idle children's WebSocket client (--idle-client; unset =
 # the bench's default, lean). Only with a binary that knows the flag.
+# RATE=R (env): setups/s offered over all pairs (--rate R; each pair one setup per PAIRS/R s);
+# unset = each pair as fast as the server's command limit allows. Only with a binary that knows the flag.
 # ALIGNED=1 (env): every pair starts its setups at once, at exact intervals
 # (--aligned-setups, the schedule before 2026-11-30 15:40). Only with a binary that knows the flag.
 set -euo pipefail
@@ -26,6 +28,7 @@ IDLE_FLAGS=()
 [ -n "${CLIENT:-}" ] && IDLE_FLAGS+=(--client "$CLIENT")
 [ -n "${IDLE_CLIENT:-}" ] && IDLE_FLAGS+=(--idle-client "$IDLE_CLIENT")
 [ -n "${ALIGNED:-}" ] && IDLE_FLAGS+=(--aligned-setups)
+[ -n "${RATE:-}" ] && IDLE_FLAGS+=(--rate "$RATE")
 OUT=${OUT:-$PWD/bench-out}
 mkdir -p "$OUT"
 DIR=$(mktemp -d)
@@ -43,4 +46,4 @@ BENCH=$(realpath "${BENCH_BIN:-$BIN}")
 "$BENCH" bench signaling --url "ws://127.0.0.1:$PORT/v1/ws" --secret-file ./data/token-secret \
   --idle "$IDLE" "${IDLE_FLAGS[@]}" --pairs "$PAIRS" --callee-devices 3 --duration "$DUR" --warmup 3 --server-pid "$SPID" > "$OUT/$LABEL.txt" 2>&1
 echo "== $LABEL (load $(cut -d' ' -f1-3 /proc/loadavg))" >> "$OUT/$LABEL.txt"
-grep -E "idle|setups/s|CPU|waiting|load|command→result|candidate relay|errors|memory|database|pair client" "$OUT/$LABEL.txt"
+grep -E "idle|setups/s|CPU|waiting|load|command→result|candidate relay|errors|memory|database|pair client|offered rate" "$OUT/$LABEL.txt"

@@ -34,6 +34,11 @@ public struct BenchmarkOptions: Equatable, Sendable {
     /// synchronized callers, a worst case. Off: each pair at a random phase, with gaps
     /// jittered around the interval, as independent callers are.
     public var alignedSetups = false
+    /// Setups per second offered over all pairs (`--rate`): each pair starts one setup per
+    /// `pairs / rate` seconds on average (``SetupPacing/intervalMs(pairs:offeredRate:minimumMs:)``),
+    /// so the latencies are those at that rate, not at the rate the closed loop reaches. nil:
+    /// every pair as fast as the server's command limit lets it (112 ms per setup at 50/s).
+    public var offeredRate: Double?
     /// Measured seconds of call setups.
     public var durationSeconds = 20.0
     /// Seconds of setups before measuring starts (caches, SQLite page cache, allocator).
@@ -83,6 +88,8 @@ public struct BenchmarkOptions: Equatable, Sendable {
     /// Upper bounds that keep the run bounded (fd hard limit here is 20,000 per process).
     public static let maxIdle = 60_000
     public static let maxPairs = 5_000
+    /// 100,000 setups/s: far above what one host serves; a typo, not a load, beyond it.
+    public static let maxOfferedRate = 100_000.0
     /// 16: the server's default `limits.max_devices_per_account`.
     public static let maxCalleeDevices = 16
     public static let maxDurationSeconds = 3_600.0
@@ -140,6 +147,9 @@ extension BenchmarkOptions {
       --idle-client soup|lean  the idle devices' client in the child processes (default lean)
       --aligned-setups       every pair starts its setups at once, at exact intervals
                              (synchronized callers; default: random phases, jittered gaps)
+      --rate N               setups/s offered over all pairs, 0.1-100000: each pair starts
+                             one per pairs/N s (default: each pair as often as the server's
+                             command limit allows, one per 112 ms at 50 commands/s)
       --duration SECONDS     measured time (default 20)
       --warmup SECONDS       unmeasured setups first (default 2)
       --connect-rate N       idle connections opened per second (default 2000)
@@ -181,6 +191,7 @@ extension BenchmarkOptions {
             case "--warmup": options.warmupSeconds = try reader.seconds(0 ... maxDurationSeconds)
             case "--connect-rate": options.connectRate = try reader.integer(1 ... 100_000)
             case "--idle-processes": options.idleProcesses = try reader.integer(0 ... maxIdleProcesses)
+            case "--rate": options.offeredRate = try reader.rate(0.1 ... maxOfferedRate)
             case "--setup-timeout": options.setupTimeoutSeconds = try reader.seconds(0.1 ... 600)
             case "--server-pid": options.serverPID = Int32(try reader.integer(1 ... Int(Int32.max)))
             case "--json":

@@ -59,6 +59,15 @@ struct FlagReader {
         return n
     }
 
+    /// A rate per second (a decimal).
+    mutating func rate(_ range: ClosedRange<Double>) throws(BenchmarkOptionsError) -> Double {
+        let text = try value()
+        guard let n = Double(text), n.isFinite, range.contains(n) else {
+            throw .invalidValue(flag: flag, value: text, expected: "setups/s in \(range.lowerBound)...\(range.upperBound)")
+        }
+        return n
+    }
+
     /// A WebSocket URL (`ws://` or `wss://`).
     mutating func webSocketURL() throws(BenchmarkOptionsError) -> String {
         let text = try value()

@@ -30,6 +30,22 @@ struct SetupPacing: Equatable, Sendable {
         self.aligned = aligned
     }
 
+    /// The mean gap of each of `pairs` pairs that together offer `offeredRate` setups/s:
+    /// `pairs / offeredRate` seconds, rounded to the millisecond, and never below
+    /// `minimumMs` (``BenchPair/minimumSetupIntervalMs(commandsPerSecond:)``: faster, the
+    /// server answers `rateLimited`). nil rate: `minimumMs`, the closed loop's pace.
+    static func intervalMs(pairs: Int, offeredRate: Double?, minimumMs: Int64) -> Int64 {
+        guard let offeredRate, offeredRate > 0, pairs > 0 else { return minimumMs }
+        let interval = (Double(pairs) * 1000 / offeredRate).rounded()
+        // Above a day per setup the run would see none: clamp before converting.
+        return max(minimumMs, Int64(min(interval, 86_400_000)))
+    }
+
+    /// Setups/s that `pairs` pairs offer at a mean gap of `intervalMs`.
+    static func rate(pairs: Int, intervalMs: Int64) -> Double {
+        intervalMs > 0 ? Double(pairs) * 1000 / Double(intervalMs) : 0
+    }
+
     /// Delay before the pair's first setup: uniform in [0, interval), or 0 when aligned.
     func firstDelayMs<R: RandomNumberGenerator>(using random: inout R) -> Int64 {
         guard !aligned, intervalMs > 0 else { return 0 }

@@ -60,6 +60,19 @@ final class SignalingRun {
         pairLoops = PairLoops(count: PairLoops.loopCount(pairs: options.pairs, pairsPerLoop: options.pairsPerLoop))
     }
 
+    /// What `--rate` became: the rate the pairs offer at `intervalMs`, and whether the pairs
+    /// fell short of the asked rate (too few pairs for the server's command limit).
+    static func offeredRateNote(rate: Double, pairs: Int, intervalMs: Int64, minimumMs: Int64) -> String {
+        func f(_ x: Double) -> String { String(format: "%.1f", x) }
+        let offered = SetupPacing.rate(pairs: pairs, intervalMs: intervalMs)
+        let wanted = (Double(pairs) * 1000 / rate).rounded()
+        if wanted < Double(minimumMs) {
+            return "offered rate: \(f(offered)) setups/s, below --rate \(f(rate)): \(pairs) pairs at one setup per "
+                + "\(minimumMs) ms cannot offer more (give more --pairs)"
+        }
+        return "offered rate: \(f(offered)) setups/s (--rate \(f(rate)); each pair one setup per \(intervalMs) ms on average)"
+    }
+
     func token(account: String, device: String) -> String {
         let now = EventLoop.wallClockMilliseconds() / 1000
         // 2 h + the run: tokens must outlive the longest allowed run (1 h) plus connecting.
@@ -173,10 +186,14 @@ final class SignalingRun {
         let readyCount = readyPerLoop.reduce(0) { $0 + $1.count }
         if readyCount < pairs.count { notes.append("\(pairs.count - readyCount) pairs not connected; they did not run") }
         let limit = loops.onEach { k in readyPerLoop[k].first?.caller.commandsPerSecond }.compactMap { $0 }.first ?? 50
-        let interval = BenchPair.minimumSetupIntervalMs(commandsPerSecond: limit)
+        let minimum = BenchPair.minimumSetupIntervalMs(commandsPerSecond: limit)
+        let interval = SetupPacing.intervalMs(pairs: readyCount, offeredRate: options.offeredRate, minimumMs: minimum)
         if readyCount > 0 {
-            notes.append("each pair starts at most one setup per \(interval) ms (server limit \(limit) commands/s per device): "
-                + "at most \(Int(Double(readyCount) * 1000 / Double(interval))) setups/s with \(readyCount) pairs")
+            notes.append("each pair starts at most one setup per \(minimum) ms (server limit \(limit) commands/s per device): "
+                + "at most \(Int(SetupPacing.rate(pairs: readyCount, intervalMs: minimum))) setups/s with \(readyCount) pairs")
+            if let rate = options.offeredRate {
+                notes.append(Self.offeredRateNote(rate: rate, pairs: readyCount, intervalMs: interval, minimumMs: minimum))
+            }
         }
         let pacing = SetupPacing(intervalMs: interval, aligned: options.alignedSetups)
         if options.alignedSetups { notes.append("setups aligned: every pair starts at once, every \(interval) ms") }

@@ -12,12 +12,14 @@ final class BenchmarkOptionsTests: XCTestCase {
         XCTAssertEqual(o.durationSeconds, 20)
         XCTAssertFalse(o.json)
         XCTAssertFalse(o.alignedSetups)
+        XCTAssertNil(o.offeredRate)
     }
 
     func testEveryFlag() throws {
         let args = ["--url", "ws://127.0.0.1:18555/v1/ws", "--secret", "c2VjcmV0", "--idle=500", "--pairs", "7",
                     "--callee-devices", "5", "--duration", "3.5", "--warmup", "0", "--connect-rate", "300",
-                    "--setup-timeout", "4", "--server-pid", "1234", "--json", "--aligned-setups"]
+                    "--setup-timeout", "4", "--server-pid", "1234", "--json", "--aligned-setups",
+                    "--rate", "1000"]
         guard case .run(let o) = try BenchmarkOptions.parse(args) else { return XCTFail("expected run") }
         var expected = BenchmarkOptions()
         expected.url = "ws://127.0.0.1:18555/v1/ws"
@@ -32,7 +34,25 @@ final class BenchmarkOptionsTests: XCTestCase {
         expected.serverPID = 1234
         expected.json = true
         expected.alignedSetups = true
+        expected.offeredRate = 1000
         XCTAssertEqual(o, expected)
+    }
+
+    /// `--rate` takes a decimal setups/s; zero, negative, non-finite and absurd rates are
+    /// typed errors naming the flag.
+    func testRateFlag() throws {
+        guard case .run(let o) = try BenchmarkOptions.parse(["--secret", "x", "--rate=12.5"]) else { return XCTFail("expected run") }
+        XCTAssertEqual(o.offeredRate, 12.5)
+        for bad in ["0", "-5", "nan", "inf", "fast", "100001"] {
+            XCTAssertThrowsError(try BenchmarkOptions.parse(["--secret", "x", "--rate", bad]), bad) {
+                XCTAssertEqual($0 as? BenchmarkOptionsError,
+                               .invalidValue(flag: "--rate", value: bad, expected: "setups/s in 0.1...100000.0"))
+            }
+        }
+        XCTAssertThrowsError(try BenchmarkOptions.parse(["--secret", "x", "--rate"])) {
+            XCTAssertEqual($0 as? BenchmarkOptionsError, .missingValue("--rate"))
+        }
+        XCTAssertTrue(BenchmarkOptions.usage.contains("--rate N"))
     }
 
     /// `--client soup|lean` picks the pairs' WebSocket client; lean is the default.

@@ -52,4 +52,26 @@ final class SetupPacingTests: XCTestCase {
         XCTAssertEqual(pacing.firstDelayMs(using: &random), 0)
         XCTAssertEqual(pacing.gapMs(using: &random), 0)
     }
+
+    /// `--rate R` over P pairs: each pair one setup per P/R s, so that the pairs together
+    /// offer R; never faster than the server's command limit allows; nil = the limit's pace.
+    func testIntervalForAnOfferedRate() {
+        XCTAssertEqual(SetupPacing.intervalMs(pairs: 200, offeredRate: 1000, minimumMs: 112), 200)
+        XCTAssertEqual(SetupPacing.intervalMs(pairs: 400, offeredRate: 1000, minimumMs: 112), 400)
+        XCTAssertEqual(SetupPacing.intervalMs(pairs: 3, offeredRate: 7, minimumMs: 112), 429, "428.57 rounded")
+        XCTAssertEqual(SetupPacing.intervalMs(pairs: 100, offeredRate: 1000, minimumMs: 112), 112, "capped at the limit")
+        XCTAssertEqual(SetupPacing.intervalMs(pairs: 200, offeredRate: nil, minimumMs: 112), 112)
+        XCTAssertEqual(SetupPacing.intervalMs(pairs: 0, offeredRate: 1000, minimumMs: 112), 112)
+        XCTAssertEqual(SetupPacing.intervalMs(pairs: 5_000, offeredRate: 0.1, minimumMs: 112), 50_000_000)
+        XCTAssertEqual(SetupPacing.rate(pairs: 200, intervalMs: 200), 1000)
+        XCTAssertEqual(SetupPacing.rate(pairs: 200, intervalMs: 0), 0)
+    }
+
+    /// The report says what rate the pairs offer, and says so plainly when they fall short.
+    func testOfferedRateNote() {
+        XCTAssertEqual(SignalingRun.offeredRateNote(rate: 1000, pairs: 200, intervalMs: 200, minimumMs: 112),
+                       "offered rate: 1000.0 setups/s (--rate 1000.0; each pair one setup per 200 ms on average)")
+        XCTAssertEqual(SignalingRun.offeredRateNote(rate: 1000, pairs: 100, intervalMs: 112, minimumMs: 112),
+                       "offered rate: 892.9 setups/s, below --rate 1000.0: 100 pairs at one setup per 112 ms cannot offer more (give more --pairs)")
+    }
 }
