@@ -13,11 +13,25 @@ public struct BenchmarkOptions: Equatable, Sendable {
     /// Caller/callee pairs driving call setups in a closed loop. 200: enough outstanding
     /// work to keep a single-threaded server busy without client-side queueing dominating.
     public var pairs = 200
-    /// Pairs per event loop (thread) of the benchmark process (``PairLoops``). 4: 16 sockets
-    /// per loop, so a frame's wake-up scans a handful of sockets instead of all 800 of 200
-    /// pairs (docs/benchmarks.md, "Benchmark CPU per setup"); measured below. With the lean
-    /// client (epoll, no scan) 25 per loop cost the same per setup ("Lean pair client").
-    public var pairsPerLoop = 4
+    /// Pairs per event loop (thread) of the benchmark process (``PairLoops``); nil = the
+    /// client's default, ``defaultPairsPerLoop(client:)``.
+    public var pairsPerLoop: Int?
+    /// The loops the pairs run on: `--pairs-per-loop`, else the client's default.
+    public var effectivePairsPerLoop: Int { pairsPerLoop ?? Self.defaultPairsPerLoop(client: client) }
+
+    /// 32 for the lean client (since 2026-11-30; 4 before): its loop's wake-up costs
+    /// O(ready sockets), so more pairs per loop only means fewer threads to wake. At 115
+    /// pairs, 29 loops spent a fifth of the benchmark's samples switching threads
+    /// (`finish_task_switch`); with 4 loops the benchmark's CPU per setup fell 22–30 % and
+    /// setups/s rose 7–22 %, with no change at 20 pairs (docs/benchmarks.md, "Fewer pair
+    /// loops"). 4 for libsoup's client, whose every iteration scans all of its loop's
+    /// sockets (docs/benchmarks.md, "Benchmark CPU per setup").
+    public static func defaultPairsPerLoop(client: PairClient) -> Int {
+        switch client {
+        case .lean: return 32
+        case .soup: return 4
+        }
+    }
     /// The call pairs' WebSocket client (``PairClient``). Lean: the load generator should
     /// spend the host's CPU as little as it can (docs/benchmarks.md, "Lean pair client").
     public var client = PairClient.lean
@@ -141,7 +155,8 @@ extension BenchmarkOptions {
       --idle N               idle connected devices (default 10000)
       --pairs N              concurrent caller/callee pairs (default 200)
       --callee-devices N     devices per callee account, 1-16 (default 3)
-      --pairs-per-loop N     pairs per event loop (thread) of this process (default 4)
+      --pairs-per-loop N     pairs per event loop (thread) of this process (default 32;
+                             4 with --client soup)
       --client soup|lean     the pairs' WebSocket client: lean = epoll + RFC 6455 framing in
                              the benchmark, soup = libsoup's client (default lean)
       --idle-client soup|lean  the idle devices' client in the child processes (default lean)

@@ -57,7 +57,7 @@ final class SignalingRun {
         self.options = options
         self.secret = secret
         signer = TokenSigner(secret: secret)
-        pairLoops = PairLoops(count: PairLoops.loopCount(pairs: options.pairs, pairsPerLoop: options.pairsPerLoop))
+        pairLoops = PairLoops(count: PairLoops.loopCount(pairs: options.pairs, pairsPerLoop: options.effectivePairsPerLoop))
     }
 
     /// What `--rate` became: the rate the pairs offer at `intervalMs`, and whether the pairs

@@ -83,7 +83,11 @@ final class PairLoopsTests: XCTestCase {
         }
         XCTAssertEqual(o.pairsPerLoop, 2)
         guard case .run(let d) = try BenchmarkOptions.parse(["--secret", "c2VjcmV0"]) else { return XCTFail("expected run") }
-        XCTAssertEqual(d.pairsPerLoop, 4)
+        XCTAssertNil(d.pairsPerLoop)
+        XCTAssertEqual(d.effectivePairsPerLoop, 32, "lean client: 32 per loop")
+        guard case .run(let s) = try BenchmarkOptions.parse(["--secret", "c2VjcmV0", "--client", "soup"]) else { return XCTFail("expected run") }
+        XCTAssertEqual(s.effectivePairsPerLoop, 4, "libsoup's client scans its loop's sockets: 4 per loop")
+        XCTAssertEqual(o.effectivePairsPerLoop, 2, "the flag wins")
         XCTAssertThrowsError(try BenchmarkOptions.parse(["--secret", "c2VjcmV0", "--pairs-per-loop", "0"]))
     }
 }
