@@ -10,8 +10,9 @@ public struct BenchmarkOptions: Equatable, Sendable {
     public var secret: String?
     /// Idle devices held connected during the run. 10,000: the target load.
     public var idle = 10_000
-    /// Caller/callee pairs driving call setups in a closed loop. 200: enough outstanding
-    /// work to keep a single-threaded server busy without client-side queueing dominating.
+    /// Caller/callee pairs driving call setups in a closed loop (or at `--rate`). 200:
+    /// enough outstanding work to keep a single-threaded server busy without client-side
+    /// queueing dominating.
     public var pairs = 200
     /// Pairs per event loop (thread) of the benchmark process (``PairLoops``); nil = the
     /// client's default, ``defaultPairsPerLoop(client:)``.
@@ -147,7 +148,8 @@ extension BenchmarkOptions {
     usage: switchboard bench signaling [flags]
 
     Drives a running Switchboard server over its IM channel (docs/protocol.md): holds idle
-    devices connected and runs complete call setups in a closed loop, then prints figures.
+    devices connected and runs complete call setups in a closed loop (or at --rate), then
+    prints figures.
 
       --url URL              WebSocket URL (default ws://127.0.0.1:8080/v1/ws)
       --secret-file PATH     file with the server's token secret (e.g. ./data/token-secret)
