@@ -61,6 +61,10 @@ public struct BenchmarkReport: Codable, Equatable, Sendable {
     /// Growth of the server's database (`switchboard_db_bytes_in_use` from its /metrics)
     /// over the measured window, per setup completed in it; nil if /metrics did not say.
     public var databaseBytesPerSetup: Double? = nil
+    /// The whole host's busy CPU over the measured window, in cores: every process (server,
+    /// benchmark, idle children, anything else) and the kernel's interrupt work (``HostCPU``).
+    /// Near `cpus` the host is full, and the latencies include waiting for a CPU.
+    public var hostCPUBusyCores: Double? = nil
 
     public var errorCount: Int { errors.values.reduce(0, +) }
 
@@ -108,6 +112,7 @@ public struct BenchmarkReport: Codable, Equatable, Sendable {
         if let u = clientCPUMicrosecondsPerSetup { out.append("benchmark CPU/setup: \(f(u, 0)) µs") }
         if let c = idleChildrenCPUCores { out.append("idle children CPU : \(f(c, 2)) cores") }
         if let w = serverRunQueueWaitFraction { out.append("server loop waiting for a CPU: \(f(w * 100, 0)) % of the window") }
+        if let h = hostCPUBusyCores { out.append("host CPU busy     : \(f(h, 2)) of \(cpus) cores (every process and the kernel)") }
         if let l = loadAverage { out.append("host load average : \(f(l, 2)) on \(cpus) CPUs") }
         out.append("")
         out.append("latency (ms)          count      p50      p95      p99      max")

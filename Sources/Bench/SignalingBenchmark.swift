@@ -214,6 +214,7 @@ final class SignalingRun {
         let cpuTicks0 = serverPID.flatMap { ServerProcess.cpuTicks(pid: $0) }
         let wait0 = serverPID.flatMap { ServerProcess.runQueueWaitNanos(pid: $0) }
         let ownCPU0 = ServerProcess.ownCPUSeconds()
+        let host0 = HostCPU.read()
         let idle0 = fleet.counts
         let childPIDs = fleet.childPIDs
         let childTicks0 = childPIDs.compactMap { ServerProcess.cpuTicks(pid: $0) }
@@ -228,6 +229,7 @@ final class SignalingRun {
         let wait1 = serverPID.flatMap { ServerProcess.runQueueWaitNanos(pid: $0) }
         let load = ServerProcess.loadAverage()
         let ownCPU1 = ServerProcess.ownCPUSeconds()
+        let host1 = HostCPU.read()
         let databaseBytes1 = databaseBytes()
 
         // 4. Drain: in-flight setups finish (or time out), then everything closes.
@@ -291,6 +293,9 @@ final class SignalingRun {
             loadAverage: load, cpus: ProcessInfo.processInfo.activeProcessorCount, notes: notes,
             databaseBytesPerSetup: databaseBytes0.flatMap { b0 in
                 databaseBytes1.flatMap { b1 in d.setupsCompleted > 0 ? (b1 - b0) / Double(d.setupsCompleted) : nil }
+            },
+            hostCPUBusyCores: host0.flatMap { h0 in
+                host1.flatMap { HostCPU.busyCores(from: h0, to: $0, seconds: window, ticksPerSecond: ServerProcess.ticksPerSecond) }
             })
     }
 }

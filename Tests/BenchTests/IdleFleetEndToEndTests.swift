@@ -74,6 +74,11 @@ final class IdleFleetEndToEndTests: XCTestCase {
         XCTAssertGreaterThan(perSetup, 500)
         XCTAssertLessThan(perSetup, 100_000)
         XCTAssertTrue(report.text.contains("database growth per setup:"))
+        // The host ran at least this process's own CPU over the window, and no more than its cores.
+        let host = try XCTUnwrap(report.hostCPUBusyCores)
+        XCTAssertGreaterThanOrEqual(host, (report.clientCPUCores ?? 0) * 0.9)
+        XCTAssertLessThanOrEqual(host, Double(report.cpus) * 1.05)
+        XCTAssertTrue(report.text.contains("host CPU busy     :"))
         XCTAssertEqual(idleFleetProcesses(), [], "no idle child survives the run")
     }
 
