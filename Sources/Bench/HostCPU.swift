@@ -6,10 +6,9 @@ import Foundation
 /// says how busy the host was: server and benchmark share its cores, and near full the
 /// latencies measure the host, not the server (docs/benchmarks.md, "Where the targets stand").
 struct HostCPU: Equatable, Sendable {
-    /// user + nice + system + irq + softirq + steal (`guest` is inside `user` already).
+    /// user + nice + system + irq + softirq + steal (`guest` is inside `user` already; idle
+    /// and iowait are not busy).
     var busyTicks: Int64
-    /// idle + iowait.
-    var idleTicks: Int64
 
     /// The `cpu` line: `cpu  user nice system idle iowait irq softirq steal guest guest_nice`.
     /// nil if the text has no such line or its first 8 fields are not all numbers.
@@ -17,9 +16,8 @@ struct HostCPU: Equatable, Sendable {
         guard let line = stat.split(separator: "\n").first(where: { $0.hasPrefix("cpu ") }) else { return nil }
         let numbers = line.split(separator: " ").dropFirst().prefix(8).compactMap { Int64($0) }
         guard numbers.count == 8 else { return nil }
-        let (user, nice, system, idle, iowait, irq, softirq, steal) =
-            (numbers[0], numbers[1], numbers[2], numbers[3], numbers[4], numbers[5], numbers[6], numbers[7])
-        return HostCPU(busyTicks: user + nice + system + irq + softirq + steal, idleTicks: idle + iowait)
+        let (user, nice, system, irq, softirq, steal) = (numbers[0], numbers[1], numbers[2], numbers[5], numbers[6], numbers[7])
+        return HostCPU(busyTicks: user + nice + system + irq + softirq + steal)
     }
 
     static func read() -> HostCPU? {
