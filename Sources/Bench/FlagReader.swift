@@ -52,18 +52,19 @@ struct FlagReader {
     }
 
     mutating func seconds(_ range: ClosedRange<Double>) throws(BenchmarkOptionsError) -> Double {
-        let text = try value()
-        guard let n = Double(text), n.isFinite, range.contains(n) else {
-            throw .invalidValue(flag: flag, value: text, expected: "seconds in \(range.lowerBound)...\(range.upperBound)")
-        }
-        return n
+        try decimal(range, unit: "seconds")
     }
 
-    /// A rate per second (a decimal).
+    /// A rate per second.
     mutating func rate(_ range: ClosedRange<Double>) throws(BenchmarkOptionsError) -> Double {
+        try decimal(range, unit: "setups/s")
+    }
+
+    /// A finite decimal in `range`; the error names `unit` and the range.
+    private mutating func decimal(_ range: ClosedRange<Double>, unit: String) throws(BenchmarkOptionsError) -> Double {
         let text = try value()
         guard let n = Double(text), n.isFinite, range.contains(n) else {
-            throw .invalidValue(flag: flag, value: text, expected: "setups/s in \(range.lowerBound)...\(range.upperBound)")
+            throw .invalidValue(flag: flag, value: text, expected: "\(unit) in \(range.lowerBound)...\(range.upperBound)")
         }
         return n
     }
