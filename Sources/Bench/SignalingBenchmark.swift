@@ -65,8 +65,8 @@ final class SignalingRun {
     static func offeredRateNote(rate: Double, pairs: Int, intervalMs: Int64, minimumMs: Int64) -> String {
         func f(_ x: Double) -> String { String(format: "%.1f", x) }
         let offered = SetupPacing.rate(pairs: pairs, intervalMs: intervalMs)
-        let wanted = (Double(pairs) * 1000 / rate).rounded()
-        if wanted < Double(minimumMs) {
+        // The interval R asks for, before the command limit's floor.
+        if SetupPacing.intervalMs(pairs: pairs, offeredRate: rate, minimumMs: 0) < minimumMs {
             return "offered rate: \(f(offered)) setups/s, below --rate \(f(rate)): \(pairs) pairs at one setup per "
                 + "\(minimumMs) ms cannot offer more (give more --pairs)"
         }
