@@ -20,16 +20,18 @@ public struct BenchmarkOptions: Equatable, Sendable {
     /// The loops the pairs run on: `--pairs-per-loop`, else the client's default.
     public var effectivePairsPerLoop: Int { pairsPerLoop ?? Self.defaultPairsPerLoop(client: client) }
 
-    /// 32 for the lean client (since 2026-11-30; 4 before): its loop's wake-up costs
-    /// O(ready sockets), so more pairs per loop only means fewer threads to wake. At 115
-    /// pairs, 29 loops spent a fifth of the benchmark's samples switching threads
-    /// (`finish_task_switch`); with 4 loops the benchmark's CPU per setup fell 22–30 % and
-    /// setups/s rose 7–22 %, with no change at 20 pairs (docs/benchmarks.md, "Fewer pair
-    /// loops"). 4 for libsoup's client, whose every iteration scans all of its loop's
-    /// sockets (docs/benchmarks.md, "Benchmark CPU per setup").
+    /// 256 for the lean client: the default 200 pairs share one loop. Its wake-up costs
+    /// O(ready sockets), so more pairs per loop only means fewer threads to wake and more
+    /// frames handled per wake-up. 4 per loop until 2026-11-30 20:10, then 32: at 115 pairs,
+    /// 29 loops spent a fifth of the benchmark's samples switching threads
+    /// (`finish_task_switch`), and 32 per loop cut its CPU per setup by 22–30 % (docs/benchmarks.md,
+    /// "Fewer pair loops"); one loop instead of 7 cut it by another 22–29 % at 1,000 setups/s
+    /// with the relay p99 at 200 setups/s no higher (section "One pair loop"). 4 for libsoup's
+    /// client, whose every iteration scans all of its loop's sockets (section "Benchmark
+    /// CPU per setup").
     public static func defaultPairsPerLoop(client: PairClient) -> Int {
         switch client {
-        case .lean: return 32
+        case .lean: return 256
         case .soup: return 4
         }
     }
@@ -157,7 +159,7 @@ extension BenchmarkOptions {
       --idle N               idle connected devices (default 10000)
       --pairs N              concurrent caller/callee pairs (default 200)
       --callee-devices N     devices per callee account, 1-16 (default 3)
-      --pairs-per-loop N     pairs per event loop (thread) of this process (default 32;
+      --pairs-per-loop N     pairs per event loop (thread) of this process (default 256;
                              4 with --client soup)
       --client soup|lean     the pairs' WebSocket client: lean = epoll + RFC 6455 framing in
                              the benchmark, soup = libsoup's client (default lean)

@@ -100,7 +100,7 @@ public struct BenchmarkReport: Codable, Equatable, Sendable {
             out.append("idle processes: \(idleProcesses), connect time per child: "
                 + idleChildConnectSeconds.map { $0.map { f($0, 2) + " s" } ?? "not settled" }.joined(separator: ", "))
         }
-        out.append("pairs: \(pairs) × (1 caller + \(calleeDevices) callee devices) on \(pairLoops) loops, \(pairDevicesConnected) pair devices connected in \(f(pairConnectSeconds, 2)) s")
+        out.append("pairs: \(pairs) × (1 caller + \(calleeDevices) callee devices) on \(pairLoops) \(pairLoops == 1 ? "loop" : "loops"), \(pairDevicesConnected) pair devices connected in \(f(pairConnectSeconds, 2)) s")
         out.append("measured: \(f(measuredSeconds, 1)) s after \(f(warmupSeconds, 1)) s warm-up")
         out.append("")
         out.append("complete setups/s : \(f(setupsPerSecond))  (\(setupsCompleted) setups)")

@@ -84,7 +84,7 @@ final class PairLoopsTests: XCTestCase {
         XCTAssertEqual(o.pairsPerLoop, 2)
         guard case .run(let d) = try BenchmarkOptions.parse(["--secret", "c2VjcmV0"]) else { return XCTFail("expected run") }
         XCTAssertNil(d.pairsPerLoop)
-        XCTAssertEqual(d.effectivePairsPerLoop, 32, "lean client: 32 per loop")
+        XCTAssertEqual(d.effectivePairsPerLoop, 256, "lean client: 256 per loop, the default 200 pairs on one loop")
         guard case .run(let s) = try BenchmarkOptions.parse(["--secret", "c2VjcmV0", "--client", "soup"]) else { return XCTFail("expected run") }
         XCTAssertEqual(s.effectivePairsPerLoop, 4, "libsoup's client scans its loop's sockets: 4 per loop")
         XCTAssertEqual(o.effectivePairsPerLoop, 2, "the flag wins")
