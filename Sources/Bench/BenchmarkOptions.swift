@@ -20,15 +20,16 @@ public struct BenchmarkOptions: Equatable, Sendable {
     /// The loops the pairs run on: `--pairs-per-loop`, else the client's default.
     public var effectivePairsPerLoop: Int { pairsPerLoop ?? Self.defaultPairsPerLoop(client: client) }
 
-    /// 256 for the lean client: the default 200 pairs share one loop. Its wake-up costs
-    /// O(ready sockets), so more pairs per loop only means fewer threads to wake and more
-    /// frames handled per wake-up. 4 per loop until 2026-11-30 20:10, then 32: at 115 pairs,
-    /// 29 loops spent a fifth of the benchmark's samples switching threads
-    /// (`finish_task_switch`), and 32 per loop cut its CPU per setup by 22–30 % (docs/benchmarks.md,
-    /// "Fewer pair loops"); one loop instead of 7 cut it by another 22–29 % at 1,000 setups/s
-    /// with the relay p99 at 200 setups/s no higher (section "One pair loop"). 4 for libsoup's
-    /// client, whose every iteration scans all of its loop's sockets (section "Benchmark
-    /// CPU per setup").
+    /// 256 for the lean client, so that the default 200 pairs share one loop (a run with
+    /// thousands of pairs still gets several). The lean loop's wake-up costs O(ready
+    /// sockets), so more pairs per loop only means fewer threads to wake and more frames
+    /// handled per wake-up. History: 4 per loop, then 32 from 2026-11-30 20:10 (at 115
+    /// pairs, 29 loops spent a fifth of the benchmark's samples in `finish_task_switch`;
+    /// 32 per loop cut its CPU per setup by 22–30 %, docs/benchmarks.md "Fewer pair
+    /// loops"), then 256: one loop instead of 7 cut it by another 22–29 % at 1,000
+    /// setups/s, with the relay p99 at 200 setups/s no higher (section "One pair loop").
+    /// 4 for libsoup's client, whose every iteration scans all of its loop's sockets
+    /// (section "Benchmark CPU per setup").
     public static func defaultPairsPerLoop(client: PairClient) -> Int {
         switch client {
         case .lean: return 256
