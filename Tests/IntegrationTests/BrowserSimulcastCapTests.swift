@@ -247,6 +247,15 @@ final class BrowserSimulcastCapTests: BrowserSimulcastCase {
     static let longestFreeze = 1.0
     /// 12 s under the cap: the low layer must also hold (no oscillation back up while capped).
     static let capHeld = 12.0
+    /// When alice's top layer counts as past its start-up ramp, at the SFU: at ≥ 1 Mbit/s
+    /// (f's `maxBitrate` is 1.5 Mbit/s), or at ≥ 600 kbit/s (twice the cap, so the cap still
+    /// forces bob down to the low layer) once bob has had f for 10 s. Alice's Chromium
+    /// gives f what its own send estimate leaves after q and h: in a clean-clone `.ci/run`
+    /// on a quiet host (2026-11-30 22:24) f ran steadily at ~750–850 kbit/s from +6 s for
+    /// 38 s, bob on f throughout, so a 1 Mbit/s floor alone failed the uncapped stage,
+    /// while the cap stage that followed passed (low layer after 0.8 s, f back 7.5 s after
+    /// lifting, no freeze).
+    static let topLayerBeforeCap = TopLayerRate(ramped: 1_000_000, settled: 2 * capBitsPerSecond, settledAfter: 10)
     /// 200 ms polls: fine enough to see a 1 s stall of framesDecoded.
     static let poll = 0.2
 
@@ -291,16 +300,16 @@ final class BrowserSimulcastCapTests: BrowserSimulcastCase {
         // selector may pick f on the 300 kbit/s start estimate and leave it as f's rate
         // grows; a wait on the SFU's layer alone ended on that transient, and the page then
         // waited for f-sized frames on a subscriber the estimate had moved down.
-        // And f must be near its issue rate (≥ 1 Mbit/s at the SFU) before the cap: capped
+        // And f must be past its start-up ramp before the cap (``topLayerBeforeCap``): capped
         // while f still ramped (≈ 300–500 kbit/s), the cap tested little and the run ended
         // in the start-up transient.
         try waitForLayer(alice, publisher: aliceKey, subscriber: bobKey, layer: 2, within: 40, "bob, uncapped", since: start,
-                         page: bob, stream: aliceKey, minHeight: highHeight, minTopLayerBps: 1_000_000)
+                         page: bob, stream: aliceKey, minHeight: highHeight, topLayerRate: Self.topLayerBeforeCap)
         try waitForLayer(alice, publisher: aliceKey, subscriber: carolKey, layer: 2, within: 30, "carol, uncapped", since: start)
         // Bob again, right before the cap: carol's wait can take seconds, and bob may have
         // left f meanwhile (run 5 capped him on h). Same bound and checks as the first wait.
         try waitForLayer(alice, publisher: aliceKey, subscriber: bobKey, layer: 2, within: 40, "bob, right before the cap", since: start,
-                         page: bob, stream: aliceKey, minHeight: highHeight, minTopLayerBps: 1_000_000)
+                         page: bob, stream: aliceKey, minHeight: highHeight, topLayerRate: Self.topLayerBeforeCap)
 
         // Cap server → bob.
         try startFrameLog(bob, stream: aliceKey)
@@ -454,27 +463,44 @@ final class BrowserSimulcastCapTests: BrowserSimulcastCase {
             + extra + (note.isEmpty ? "" : "  ← " + note))
     }
 
+    /// A floor on the publisher's top-layer rate at the SFU: `ramped` at once, or `settled`
+    /// once the subscriber has had the layer for `settledAfter` seconds.
+    struct TopLayerRate {
+        let ramped: Double
+        let settled: Double
+        let settledAfter: Double
+
+        func isMet(bitsPerSecond: Double, onLayerFor seconds: Double) -> Bool {
+            bitsPerSecond >= ramped || (bitsPerSecond >= settled && seconds >= settledAfter)
+        }
+    }
+
     /// Waits until the SFU forwards `layer` of `publisher`'s video to `subscriber`.
     /// With `subscriberPage`: also until that page decodes `stream` at ≥ `minHeight`.
+    /// With `topLayerRate`: also until the publisher's `layer` runs at that rate at the SFU.
     func waitForLayer(_ page: ChromiumPage, publisher: String, subscriber: String, layer: Int, within: Double, _ what: String,
                       since start: Date, page subscriberPage: ChromiumPage? = nil, stream: String = "", minHeight: Int = 0,
-                      minTopLayerBps: Double = 0) throws {
+                      topLayerRate: TopLayerRate? = nil) throws {
         let deadline = Date(timeIntervalSinceNow: within)
         var last: (current: Int, target: Int)?
         var topBytes: (bytes: Double, at: Date)?
+        var onLayerSince: Date?
+        var topBps = 0.0
         while Date() < deadline {
             let samples = try metrics(page)
             traceDownlink(samples, since: start)
             last = sfuSubscriberLayer(samples, publisher: publisher, subscriber: subscriber)
+            if last?.current == layer { onLayerSince = onLayerSince ?? Date() } else { onLayerSince = nil }
             // The publisher's top layer's rate at the SFU between two polls.
             let bytes = sfuVideoLayers(samples, publisher: publisher).values.first { $0.layer == layer }?.bytes ?? 0
-            let topBps = topBytes.map { (bytes - $0.bytes) * 8 / max(Date().timeIntervalSince($0.at), 0.05) } ?? 0
+            topBps = topBytes.map { (bytes - $0.bytes) * 8 / max(Date().timeIntervalSince($0.at), 0.05) } ?? 0
             topBytes = (bytes, Date())
-            if last?.current == layer, topBps >= minTopLayerBps,
+            let rateMet = topLayerRate.map { $0.isMet(bitsPerSecond: topBps, onLayerFor: onLayerSince.map { Date().timeIntervalSince($0) } ?? 0) } ?? true
+            if last?.current == layer, rateMet,
                try subscriberPage.map({ (try inbound($0)[stream]?.height ?? 0) >= minHeight }) ?? true { return }
             Thread.sleep(forTimeInterval: Self.poll)
         }
-        XCTFail("\(what): layer \(layer) not forwarded within \(within) s (last \(String(describing: last)))")
+        XCTFail("\(what): layer \(layer) not forwarded within \(within) s (last \(String(describing: last)), top layer at the SFU \(Int(topBps / 1000)) kbit/s)")
     }
 
     /// Whether a publisher's layer grew at the SFU since the previous look: carol leaving f
