@@ -1,7 +1,7 @@
 @testable import Bench
 import XCTest
 
-/// ``HostCPU``: the `cpu` line of /proc/stat (proc(5)) as busy and idle ticks.
+/// ``HostCPU``: the `cpu` line of /proc/stat (proc(5)) as busy ticks, and busy cores over a window.
 final class HostCPUTests: XCTestCase {
     /// The aggregate line as read off this host (user 298365, nice 453, system 114658, idle
     /// 258883, iowait 3286, irq 0, softirq 32636, steal 278, guest 0, guest_nice 0); the
