@@ -60,10 +60,12 @@ final class SignalingRun {
         pairLoops = PairLoops(count: PairLoops.loopCount(pairs: options.pairs, pairsPerLoop: options.effectivePairsPerLoop))
     }
 
-    /// What `--rate` became: the rate the pairs offer at `intervalMs`, and whether the pairs
-    /// fell short of the asked rate (too few pairs for the server's command limit).
-    static func offeredRateNote(rate: Double, pairs: Int, intervalMs: Int64, minimumMs: Int64) -> String {
+    /// What `--rate` became: the rate `pairs` pairs offer at the interval it gives them
+    /// (``SetupPacing/intervalMs(pairs:offeredRate:minimumMs:)``), and whether they fell short
+    /// of the asked rate (too few pairs for the server's command limit).
+    static func offeredRateNote(rate: Double, pairs: Int, minimumMs: Int64) -> String {
         func f(_ x: Double) -> String { String(format: "%.1f", x) }
+        let intervalMs = SetupPacing.intervalMs(pairs: pairs, offeredRate: rate, minimumMs: minimumMs)
         let offered = SetupPacing.rate(pairs: pairs, intervalMs: intervalMs)
         // The interval R asks for, before the command limit's floor.
         if SetupPacing.intervalMs(pairs: pairs, offeredRate: rate, minimumMs: 0) < minimumMs {
@@ -192,7 +194,7 @@ final class SignalingRun {
             notes.append("each pair starts at most one setup per \(minimum) ms (server limit \(limit) commands/s per device): "
                 + "at most \(Int(SetupPacing.rate(pairs: readyCount, intervalMs: minimum))) setups/s with \(readyCount) pairs")
             if let rate = options.offeredRate {
-                notes.append(Self.offeredRateNote(rate: rate, pairs: readyCount, intervalMs: interval, minimumMs: minimum))
+                notes.append(Self.offeredRateNote(rate: rate, pairs: readyCount, minimumMs: minimum))
             }
         }
         let pacing = SetupPacing(intervalMs: interval, aligned: options.alignedSetups)

@@ -69,9 +69,9 @@ final class SetupPacingTests: XCTestCase {
 
     /// The report says what rate the pairs offer, and says so plainly when they fall short.
     func testOfferedRateNote() {
-        XCTAssertEqual(SignalingRun.offeredRateNote(rate: 1000, pairs: 200, intervalMs: 200, minimumMs: 112),
+        XCTAssertEqual(SignalingRun.offeredRateNote(rate: 1000, pairs: 200, minimumMs: 112),
                        "offered rate: 1000.0 setups/s (--rate 1000.0; each pair one setup per 200 ms on average)")
-        XCTAssertEqual(SignalingRun.offeredRateNote(rate: 1000, pairs: 100, intervalMs: 112, minimumMs: 112),
+        XCTAssertEqual(SignalingRun.offeredRateNote(rate: 1000, pairs: 100, minimumMs: 112),
                        "offered rate: 892.9 setups/s, below --rate 1000.0: 100 pairs at one setup per 112 ms cannot offer more (give more --pairs)")
     }
 }
