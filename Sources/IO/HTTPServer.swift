@@ -38,20 +38,25 @@ public final class HTTPServer {
     struct Endpoint {
         let maxIncomingPayload: Int
         weak var delegate: WebSocketServerDelegate?
+        /// Runs on the reading loop for every text frame, before the hand-off (see
+        /// ``HTTPServer/webSocket(path:maxIncomingPayload:protocols:delegate:prepare:authorize:)``).
+        var prepare: (@Sendable (String) -> (any Sendable)?)?
     }
 
     /// A WebSocket event on its way from a shard to the delegate on `loop`.
     enum Event {
         case opened(WebSocketConnection, HTTPRequest, WeakDelegate)
-        /// The `Int64`: when the shard read the frame (``EventLoop/monotonicMicroseconds()``).
-        case text(WebSocketConnection, String, Int64, WeakDelegate)
+        /// The `Int64`: when the shard read the frame (``EventLoop/monotonicMicroseconds()``);
+        /// the optional value: what the endpoint's `prepare` made of it on the shard.
+        case text(WebSocketConnection, String, (any Sendable)?, Int64, WeakDelegate)
         case binary(WebSocketConnection, Data, WeakDelegate)
         case closed(WebSocketConnection, UInt16, String, WeakDelegate)
 
         func deliver() {
             switch self {
             case .opened(let c, let request, let d): d.delegate?.webSocketDidOpen(c, request: request)
-            case .text(let c, let text, let readAt, let d): d.delegate?.webSocket(c, didReceiveText: text, readAtMicros: readAt)
+            case .text(let c, let text, let prepared, let readAt, let d):
+                d.delegate?.webSocket(c, didReceiveText: text, prepared: prepared, readAtMicros: readAt)
             case .binary(let c, let data, let d): d.delegate?.webSocket(c, didReceiveBinary: data)
             case .closed(let c, let code, let reason, let d): d.delegate?.webSocketDidClose(c, code: code, reason: reason)
             }
@@ -116,11 +121,16 @@ public final class HTTPServer {
     /// return a response (e.g. 401) to refuse the upgrade, nil to accept. It runs on the
     /// accepting shard's loop: `loop` with one shard, a shard thread otherwise (so it must
     /// not touch state owned by `loop`).
+    /// `prepare`, when given, runs for every text frame on the loop that read it (a shard
+    /// thread with several shards), before the frame goes to `loop`; the delegate gets its
+    /// result with the frame. For pure per-frame work (parsing) that need not wait for, or
+    /// occupy, the server's loop. It must not touch state owned by `loop`.
     /// Note: like every libsoup handler, `path` also covers "path/…" sub-paths.
     public func webSocket(path: String, maxIncomingPayload: Int, protocols: [String]? = nil,
                           delegate: WebSocketServerDelegate,
+                          prepare: (@Sendable (String) -> (any Sendable)?)? = nil,
                           authorize: ((HTTPRequest) -> HTTPResponse?)? = nil) {
-        let endpoint = Endpoint(maxIncomingPayload: maxIncomingPayload, delegate: delegate)
+        let endpoint = Endpoint(maxIncomingPayload: maxIncomingPayload, delegate: delegate, prepare: prepare)
         for shard in shards {
             shard.loop.sync { shard.addWebSocket(path: path, endpoint: endpoint, protocols: protocols, authorize: authorize) }
         }

@@ -147,8 +147,12 @@ final class HTTPServerShard {
                                              maxIncomingPayload: endpoint.maxIncomingPayload,
                                              keepaliveIntervalSeconds: owner.keepaliveIntervalSeconds)
         let delegate = HTTPServer.WeakDelegate(delegate: endpoint.delegate)
+        let prepare = endpoint.prepare
         connection.onText = { [weak self] c, text in
-            self?.post(.text(c, text, EventLoop.monotonicMicroseconds(), delegate))
+            // Read time first: the hand-off time (`switchboard_hub_handoff_microseconds`)
+            // includes `prepare`, as it included the parse when the hub did it.
+            let readAt = EventLoop.monotonicMicroseconds()
+            self?.post(.text(c, text, prepare?(text), readAt, delegate))
         }
         connection.onBinary = { [weak self] c, data in self?.post(.binary(c, data, delegate)) }
         connection.onClose = { [weak self] c, code, reason in

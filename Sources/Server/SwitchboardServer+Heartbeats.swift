@@ -97,7 +97,7 @@ extension SwitchboardServer {
         while taken < pendingPings.count {
             let frame = pendingPings[taken]
             taken += 1
-            actions += hub.received(frame.text, on: frame.connection, time: now())
+            actions += hub.received(frame.text, prepared: frame.prepared, on: frame.connection, time: now())
             if Self.pingBudget.mayBeFull(frames: taken, wallElapsed: EventLoop.monotonicMicroseconds() - started),
                Self.pingBudget.isFull(frames: taken, startedAt: cpuStarted, now: BatchCut.threadCPUMicroseconds()) { break }
         }

@@ -44,6 +44,8 @@ public final class SwitchboardServer {
     struct PendingFrame {
         let connection: ConnectionID
         let text: String
+        /// Parsed by the shard that read it (nil: the hub parses it).
+        let prepared: PreparedFrame?
         let receivedAt: Int64
     }
 
@@ -80,7 +82,9 @@ public final class SwitchboardServer {
                                     shards: config.http.shards)
         http = server
         installRoutes(on: server)
-        server.webSocket(path: "/v1/ws", maxIncomingPayload: hub.config.hardFrameLimit + 1, delegate: self)
+        let maxMessageBytes = hub.config.maxMessageBytes
+        server.webSocket(path: "/v1/ws", maxIncomingPayload: hub.config.hardFrameLimit + 1, delegate: self,
+                         prepare: { SignalingHub.prepare($0, maxMessageBytes: maxMessageBytes) })
         for sig in [SIGINT, SIGTERM] {
             loop.onSignal(sig) { [unowned self] in shutdown(signal: sig) }
         }
@@ -183,7 +187,7 @@ public final class SwitchboardServer {
                 let frame = pendingFrames[taken]
                 taken += 1
                 timings.frameWait.record(EventLoop.monotonicMicroseconds() - frame.receivedAt)
-                actions += hub.received(frame.text, on: frame.connection, time: now())
+                actions += hub.received(frame.text, prepared: frame.prepared, on: frame.connection, time: now())
                 // The thread's CPU clock is a system call; it is read only once the wall
                 // time alone could have used the budget (``BatchCut/mayBeFull``).
                 let elapsed = EventLoop.monotonicMicroseconds() - bodyStarted
@@ -274,7 +278,13 @@ extension SwitchboardServer: WebSocketServerDelegate {
     }
 
     public func webSocket(_ connection: WebSocketConnection, didReceiveText text: String, readAtMicros: Int64) {
-        let frame = PendingFrame(connection: connection.id, text: text, receivedAt: EventLoop.monotonicMicroseconds())
+        webSocket(connection, didReceiveText: text, prepared: nil, readAtMicros: readAtMicros)
+    }
+
+    public func webSocket(_ connection: WebSocketConnection, didReceiveText text: String, prepared: (any Sendable)?,
+                          readAtMicros: Int64) {
+        let frame = PendingFrame(connection: connection.id, text: text, prepared: prepared as? PreparedFrame,
+                                 receivedAt: EventLoop.monotonicMicroseconds())
         timings.handoff.record(max(0, frame.receivedAt - readAtMicros))
         if isHeartbeat(text, on: connection.id) {
             pendingPings.append(frame)

@@ -95,17 +95,17 @@ public final class SignalingHub {
     }
 
     /// One text frame from a connection.
-    public func received(_ text: String, on id: ConnectionID, time: HubTime) -> [HubAction] {
+    public func received(_ text: String, prepared: PreparedFrame? = nil, on id: ConnectionID, time: HubTime) -> [HubAction] {
         guard var connection = connections[id] else { return [] }
         connection.lastFrameMono = time.mono
         connections[id] = connection
         // Frames between the limit and the transport's hard cap (``HubConfig/hardFrameLimit``)
         // get a typed error and the connection lives on; libsoup drops larger ones (1009).
-        guard text.utf8.count <= config.maxMessageBytes else {
-            return malformed(.tooLarge(limit: config.maxMessageBytes), on: id)
-        }
-        var quotedSDP: [UInt8]?
-        switch ClientMessage.parse(text, quotedSDP: &quotedSDP) {
+        // The size check and the parse come from the shard when it prepared the frame.
+        let frame = prepared.flatMap { $0.maxMessageBytes == config.maxMessageBytes ? $0 : nil }
+            ?? PreparedFrame(text, maxMessageBytes: config.maxMessageBytes)
+        let quotedSDP = frame.quotedSDP
+        switch frame.message {
         case .failure(let error):
             return malformed(error, on: id)
         case .success(let message):
