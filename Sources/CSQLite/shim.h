@@ -177,4 +177,9 @@ static inline int sb_pcache_install(void) {
     return sqlite3_config(SQLITE_CONFIG_PCACHE2, &wrapper);
 }
 
+// The calling thread's kernel name (prctl(2) PR_SET_NAME: what top -H, perf and
+// /proc/self/task/*/comm show; Foundation's Thread.name does not set it). prctl is variadic,
+// so not callable from Swift. The kernel keeps at most 15 bytes.
+#include <sys/prctl.h>
+static inline int sb_sqlite_set_thread_name(const char *name) { return prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0); }
 #endif

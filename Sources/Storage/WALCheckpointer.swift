@@ -103,8 +103,14 @@ final class WALCheckpointer: @unchecked Sendable {
         return stats
     }
 
+    /// The thread's name in the kernel (`top -H`, `perf`, `/proc/PID/task/*/comm`): without
+    /// it the thread shows the process's name, and its CPU reads as the hub thread's
+    /// (docs/benchmarks.md, "Parsing on the shards"). 14 bytes: the kernel keeps 15.
+    static let threadName = "wal-checkpoint"
+
     func start() {
         let t = Thread { [self] in
+            _ = sb_sqlite_set_thread_name(Self.threadName)
             // Own connection, used only on this thread (NOMUTEX).
             let connection = try? SQLiteConnection(path: path)
             while stopSignal.wait(timeout: .now() + .milliseconds(intervalMilliseconds)) == .timedOut {
@@ -114,7 +120,7 @@ final class WALCheckpointer: @unchecked Sendable {
             connection?.close()
             exited.signal()
         }
-        t.name = "sqlite-checkpoint"
+        t.name = Self.threadName
         thread = t
         t.start()
     }

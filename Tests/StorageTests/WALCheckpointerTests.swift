@@ -120,6 +120,8 @@ final class WALCheckpointerTests: StorageTestCase {
         while (store.checkpointStats?.passive ?? 0) < 1 && Date() < deadline { usleep(50_000) }
         XCTAssertGreaterThanOrEqual(store.checkpointStats?.passive ?? 0, 1)
         XCTAssertEqual(store.checkpointStats?.failures, 0)
+        // The thread carries its own name in the kernel, not the process's.
+        XCTAssertTrue(Self.threadNames().contains(WALCheckpointer.threadName), "\(Self.threadNames())")
         store.close()
         // The writer was the last connection: its close checkpointed and removed the WAL.
         XCTAssertFalse(FileManager.default.fileExists(atPath: databasePath + "-wal"))
@@ -143,5 +145,12 @@ final class WALCheckpointerTests: StorageTestCase {
             XCTAssertEqual(try reopened.loadCall("k-\(i)")?.revision, 1, "k-\(i) lost")
         }
         XCTAssertEqual(try reopened.outbox(for: bobPhone, after: 0, limit: 2_000).count, 1_500)
+    }
+
+    /// The kernel names of this process's threads.
+    static func threadNames() -> [String] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.compactMap { try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8) }
+            .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
     }
 }
