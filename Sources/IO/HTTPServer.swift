@@ -39,8 +39,8 @@ public final class HTTPServer {
         let maxIncomingPayload: Int
         weak var delegate: WebSocketServerDelegate?
         /// Runs on the reading loop for every text frame, before the hand-off (see
-        /// ``HTTPServer/webSocket(path:maxIncomingPayload:protocols:delegate:prepare:authorize:)``).
-        var prepare: (@Sendable (String) -> (any Sendable)?)?
+        /// ``HTTPServer/webSocket(path:maxIncomingPayload:protocols:delegate:authorize:prepare:)``).
+        let prepare: (@Sendable (String) -> (any Sendable)?)?
     }
 
     /// A WebSocket event on its way from a shard to the delegate on `loop`.
@@ -128,8 +128,8 @@ public final class HTTPServer {
     /// Note: like every libsoup handler, `path` also covers "path/…" sub-paths.
     public func webSocket(path: String, maxIncomingPayload: Int, protocols: [String]? = nil,
                           delegate: WebSocketServerDelegate,
-                          prepare: (@Sendable (String) -> (any Sendable)?)? = nil,
-                          authorize: ((HTTPRequest) -> HTTPResponse?)? = nil) {
+                          authorize: ((HTTPRequest) -> HTTPResponse?)? = nil,
+                          prepare: (@Sendable (String) -> (any Sendable)?)? = nil) {
         let endpoint = Endpoint(maxIncomingPayload: maxIncomingPayload, delegate: delegate, prepare: prepare)
         for shard in shards {
             shard.loop.sync { shard.addWebSocket(path: path, endpoint: endpoint, protocols: protocols, authorize: authorize) }

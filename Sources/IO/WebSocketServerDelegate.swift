@@ -5,12 +5,10 @@ import Foundation
 public protocol WebSocketServerDelegate: AnyObject {
     func webSocketDidOpen(_ connection: WebSocketConnection, request: HTTPRequest)
     func webSocket(_ connection: WebSocketConnection, didReceiveText text: String)
-    /// The same with the time the connection's loop read the frame
+    /// The same with what the endpoint's `prepare` returned for the frame on the reading
+    /// loop (nil without one) and the time that loop read the frame
     /// (``EventLoop/monotonicMicroseconds()``), before the hand-off to the server's loop. The
     /// default calls ``webSocket(_:didReceiveText:)``.
-    func webSocket(_ connection: WebSocketConnection, didReceiveText text: String, readAtMicros: Int64)
-    /// The same with what the endpoint's `prepare` returned for the frame on the reading
-    /// loop (nil without one). The default calls ``webSocket(_:didReceiveText:readAtMicros:)``.
     func webSocket(_ connection: WebSocketConnection, didReceiveText text: String, prepared: (any Sendable)?, readAtMicros: Int64)
     func webSocket(_ connection: WebSocketConnection, didReceiveBinary data: Data)
     /// `code` is the peer's close code, 1006 when the TCP connection ended without one.
@@ -18,12 +16,8 @@ public protocol WebSocketServerDelegate: AnyObject {
 }
 
 extension WebSocketServerDelegate {
-    public func webSocket(_ connection: WebSocketConnection, didReceiveText text: String, readAtMicros: Int64) {
-        webSocket(connection, didReceiveText: text)
-    }
-
     public func webSocket(_ connection: WebSocketConnection, didReceiveText text: String, prepared: (any Sendable)?,
                           readAtMicros: Int64) {
-        webSocket(connection, didReceiveText: text, readAtMicros: readAtMicros)
+        webSocket(connection, didReceiveText: text)
     }
 }

@@ -274,11 +274,7 @@ extension SwitchboardServer: WebSocketServerDelegate {
     }
 
     public func webSocket(_ connection: WebSocketConnection, didReceiveText text: String) {
-        webSocket(connection, didReceiveText: text, readAtMicros: EventLoop.monotonicMicroseconds())
-    }
-
-    public func webSocket(_ connection: WebSocketConnection, didReceiveText text: String, readAtMicros: Int64) {
-        webSocket(connection, didReceiveText: text, prepared: nil, readAtMicros: readAtMicros)
+        webSocket(connection, didReceiveText: text, prepared: nil, readAtMicros: EventLoop.monotonicMicroseconds())
     }
 
     public func webSocket(_ connection: WebSocketConnection, didReceiveText text: String, prepared: (any Sendable)?,
