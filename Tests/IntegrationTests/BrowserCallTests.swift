@@ -117,8 +117,18 @@ final class BrowserCallTests: BrowserCase {
         XCTAssertEqual(issued["uris"] as? [String], [turn.uri])
         XCTAssertEqual(try bob.evaluate("window.switchboard.accept(\(ChromiumPage.literal(callID)))", timeout: 15) as? Bool, true)
 
-        try waitForCallState(alice, callID, "connected", timeout: 30)
-        try waitForCallState(bob, callID, "connected", timeout: 30)
+        do {
+            try waitForCallState(alice, callID, "connected", timeout: 30)
+            try waitForCallState(bob, callID, "connected", timeout: 30)
+        } catch {
+            // This wait has timed out a few times in full suite runs (never alone): say what
+            // ICE and coturn saw, so the next failure can be told apart from a slow host.
+            let pairs = [(alice, "alice"), (bob, "bob")].map { page, name in
+                "\(name) candidate pairs: \((try? stats(page))?.pairs.description ?? "stats() failed")"
+            }
+            XCTFail("not connected: \(pairs.joined(separator: "\n"))\ncoturn log (tail):\n\(turn.log.suffix(4_000))")
+            throw error
+        }
         for (page, name) in [(alice, "alice"), (bob, "bob")] {
             let s = try stats(page)
             let selected = try XCTUnwrap(s.selected.first, "\(name): no selected pair in \(s.raw)")
