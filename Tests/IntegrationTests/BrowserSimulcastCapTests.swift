@@ -256,6 +256,13 @@ final class BrowserSimulcastCapTests: BrowserSimulcastCase {
     /// while the cap stage that followed passed (low layer after 0.8 s, f back 7.5 s after
     /// lifting, no freeze).
     static let topLayerBeforeCap = TopLayerRate(ramped: 1_000_000, settled: 2 * capBitsPerSecond, settledAfter: 10)
+    /// 1 s: the window over which f's rate is measured for ``topLayerBeforeCap``. Between
+    /// two polls (200 ms) one start-up key frame passed the 1 Mbit/s floor: in a `.ci/run`
+    /// (2026-11-30 23:52) the uncapped stage ended 2.6 s after the join, with f at 231
+    /// packets at the SFU, and carol, never yet on f, failed the cap stage's check.
+    static let rateWindow = 1.0
+    /// 1 s: carol counts as on f once she has stayed there this long, not on one poll.
+    static let carolOnTopFor = 1.0
     /// 200 ms polls: fine enough to see a 1 s stall of framesDecoded.
     static let poll = 0.2
 
@@ -305,11 +312,14 @@ final class BrowserSimulcastCapTests: BrowserSimulcastCase {
         // in the start-up transient.
         try waitForLayer(alice, publisher: aliceKey, subscriber: bobKey, layer: 2, within: 40, "bob, uncapped", since: start,
                          page: bob, stream: aliceKey, minHeight: highHeight, topLayerRate: Self.topLayerBeforeCap)
-        try waitForLayer(alice, publisher: aliceKey, subscriber: carolKey, layer: 2, within: 30, "carol, uncapped", since: start)
+        try waitForLayer(alice, publisher: aliceKey, subscriber: carolKey, layer: 2, within: 30, "carol, uncapped", since: start,
+                         sustained: Self.carolOnTopFor)
         // Bob again, right before the cap: carol's wait can take seconds, and bob may have
         // left f meanwhile (run 5 capped him on h). Same bound and checks as the first wait.
         try waitForLayer(alice, publisher: aliceKey, subscriber: bobKey, layer: 2, within: 40, "bob, right before the cap", since: start,
                          page: bob, stream: aliceKey, minHeight: highHeight, topLayerRate: Self.topLayerBeforeCap)
+        // And carol, for the same reason: the cap stage checks that she stays on f.
+        try waitForLayer(alice, publisher: aliceKey, subscriber: carolKey, layer: 2, within: 30, "carol, right before the cap", since: start)
 
         // Cap server → bob.
         try startFrameLog(bob, stream: aliceKey)
@@ -475,15 +485,16 @@ final class BrowserSimulcastCapTests: BrowserSimulcastCase {
         }
     }
 
-    /// Waits until the SFU forwards `layer` of `publisher`'s video to `subscriber`.
-    /// With `subscriberPage`: also until that page decodes `stream` at ≥ `minHeight`.
-    /// With `topLayerRate`: also until the publisher's `layer` runs at that rate at the SFU.
+    /// Waits until the SFU forwards `layer` of `publisher`'s video to `subscriber` (for at
+    /// least `sustained` seconds of polls). With `subscriberPage`: also until that page
+    /// decodes `stream` at ≥ `minHeight`. With `topLayerRate`: also until the publisher's
+    /// `layer` runs at that rate at the SFU, measured over ``rateWindow``.
     func waitForLayer(_ page: ChromiumPage, publisher: String, subscriber: String, layer: Int, within: Double, _ what: String,
                       since start: Date, page subscriberPage: ChromiumPage? = nil, stream: String = "", minHeight: Int = 0,
-                      topLayerRate: TopLayerRate? = nil) throws {
+                      topLayerRate: TopLayerRate? = nil, sustained: Double = 0) throws {
         let deadline = Date(timeIntervalSinceNow: within)
         var last: (current: Int, target: Int)?
-        var topBytes: (bytes: Double, at: Date)?
+        var topBytes: [(bytes: Double, at: Date)] = []
         var onLayerSince: Date?
         var topBps = 0.0
         while Date() < deadline {
@@ -491,12 +502,20 @@ final class BrowserSimulcastCapTests: BrowserSimulcastCase {
             traceDownlink(samples, since: start)
             last = sfuSubscriberLayer(samples, publisher: publisher, subscriber: subscriber)
             if last?.current == layer { onLayerSince = onLayerSince ?? Date() } else { onLayerSince = nil }
-            // The publisher's top layer's rate at the SFU between two polls.
+            let onLayerFor = onLayerSince.map { Date().timeIntervalSince($0) } ?? 0
+            // The publisher's top layer's rate at the SFU since the last poll at least
+            // ``rateWindow`` ago (0 until there is one).
+            let now = Date()
             let bytes = sfuVideoLayers(samples, publisher: publisher).values.first { $0.layer == layer }?.bytes ?? 0
-            topBps = topBytes.map { (bytes - $0.bytes) * 8 / max(Date().timeIntervalSince($0.at), 0.05) } ?? 0
-            topBytes = (bytes, Date())
-            let rateMet = topLayerRate.map { $0.isMet(bitsPerSecond: topBps, onLayerFor: onLayerSince.map { Date().timeIntervalSince($0) } ?? 0) } ?? true
-            if last?.current == layer, rateMet,
+            if let base = topBytes.last(where: { now.timeIntervalSince($0.at) >= Self.rateWindow }) {
+                topBps = (bytes - base.bytes) * 8 / now.timeIntervalSince(base.at)
+                topBytes.removeAll { $0.at < base.at }
+            } else {
+                topBps = 0
+            }
+            topBytes.append((bytes, now))
+            let rateMet = topLayerRate.map { $0.isMet(bitsPerSecond: topBps, onLayerFor: onLayerFor) } ?? true
+            if last?.current == layer, onLayerFor >= sustained, rateMet,
                try subscriberPage.map({ (try inbound($0)[stream]?.height ?? 0) >= minHeight }) ?? true { return }
             Thread.sleep(forTimeInterval: Self.poll)
         }
