@@ -259,7 +259,8 @@ final class BrowserSimulcastCapTests: BrowserSimulcastCase {
     /// 1 s: the window over which f's rate is measured for ``topLayerBeforeCap``. Between
     /// two polls (200 ms) one start-up key frame passed the 1 Mbit/s floor: in a `.ci/run`
     /// (2026-11-30 23:52) the uncapped stage ended 2.6 s after the join, with f at 231
-    /// packets at the SFU, and carol, never yet on f, failed the cap stage's check.
+    /// packets at the SFU, and carol, past a check that saw her on f at one poll, was on h
+    /// at the cap and failed the cap stage's check.
     static let rateWindow = 1.0
     /// 1 s: carol counts as on f once she has stayed there this long, not on one poll.
     static let carolOnTopFor = 1.0
