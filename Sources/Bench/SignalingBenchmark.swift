@@ -65,10 +65,11 @@ final class SignalingRun {
     /// of the asked rate (too few pairs for the server's command limit).
     static func offeredRateNote(rate: Double, pairs: Int, minimumMs: Int64) -> String {
         func f(_ x: Double) -> String { String(format: "%.1f", x) }
-        let intervalMs = SetupPacing.intervalMs(pairs: pairs, offeredRate: rate, minimumMs: minimumMs)
+        // The interval R asks for, then with the command limit's floor, as the pacing uses it.
+        let asked = SetupPacing.intervalMs(pairs: pairs, offeredRate: rate, minimumMs: 0)
+        let intervalMs = max(asked, minimumMs)
         let offered = SetupPacing.rate(pairs: pairs, intervalMs: intervalMs)
-        // The interval R asks for, before the command limit's floor.
-        if SetupPacing.intervalMs(pairs: pairs, offeredRate: rate, minimumMs: 0) < minimumMs {
+        if asked < minimumMs {
             return "offered rate: \(f(offered)) setups/s, below --rate \(f(rate)): \(pairs) pairs at one setup per "
                 + "\(minimumMs) ms cannot offer more (give more --pairs)"
         }

@@ -44,11 +44,11 @@ final class WebSocketPrepareTests: XCTestCase {
     }
 
     func testPrepareRunsOnTheReadingShardAndItsResultComesWithTheFrame() throws {
-        try check(shards: 2, expectOnShard: true)
+        try check(shards: 2)
     }
 
     func testWithOneShardPrepareRunsOnTheServerLoop() throws {
-        try check(shards: 1, expectOnShard: true)
+        try check(shards: 1)
     }
 
     func testADelegateWithoutThePreparedMethodGetsTheFrames() throws {
@@ -63,7 +63,9 @@ final class WebSocketPrepareTests: XCTestCase {
         XCTAssertEqual(onLoop(loop) { delegate.texts }, ["a", "bb", "ccc"])
     }
 
-    private func check(shards: Int, expectOnShard: Bool) throws {
+    /// `prepare` must run on one of `server.shardLoops`: the shard threads, or with one shard
+    /// the server's own loop.
+    private func check(shards: Int) throws {
         let loop = EventLoop(name: "prepare-\(shards)"), clientLoop = EventLoop(name: "prepare-client-\(shards)")
         loop.start(); clientLoop.start()
         defer { clientLoop.stop(); loop.stop() }
@@ -78,7 +80,7 @@ final class WebSocketPrepareTests: XCTestCase {
         try exchange(port: server.boundPort, clientLoop: clientLoop, texts: texts)
         let received = onLoop(loop) { delegate.received }
         XCTAssertEqual(received.map(\.text), texts)
-        XCTAssertEqual(received.map(\.prepared), texts.map { Prepared(text: $0, onShard: expectOnShard) })
+        XCTAssertEqual(received.map(\.prepared), texts.map { Prepared(text: $0, onShard: true) })
         XCTAssertEqual(onLoop(loop) { delegate.offLoopCalls }, 0)
         XCTAssertEqual(onLoop(loop) { delegate.plainCalls }, 0)
         if shards > 1 { XCTAssertFalse(shardLoops.contains { $0 === loop }) }
