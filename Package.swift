@@ -21,6 +21,7 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSoup", pkgConfig: "libsoup-3.0", providers: [.apt(["libsoup-3.0-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CTCMalloc", providers: [.apt(["libtcmalloc-minimal4"])]),
         // Linux socket calls Swift's Glibc module does not expose (sendmmsg/recvmmsg need _GNU_SOURCE).
         .systemLibrary(name: "CSocket"),
 
@@ -54,7 +55,7 @@ let package = Package(
         .target(name: "NetEmu", swiftSettings: v5),
         // Test support: interposes malloc & co. to count a thread's heap allocations (issue 3).
         .target(name: "CAllocationCounter", path: "Tests/Support/CAllocationCounter"),
-        .executableTarget(name: "switchboard", dependencies: ["Server"], swiftSettings: v5),
+        .executableTarget(name: "switchboard", dependencies: ["Server", "CTCMalloc"], swiftSettings: v5),
         // Fuzz targets per parser: libFuzzer entry with -DFUZZING -sanitize=fuzzer, corpus replay
         // plus seeded mutations otherwise (scripts/fuzz.sh, docs/threat-model.md "Fuzzing").
         .executableTarget(name: "switchboard-fuzz", dependencies: ["RTP", "STUN", "ICE", "SDP", "Signaling", "DTLS", "SFU", "SplitMix"]),

@@ -6,7 +6,7 @@
 #                           coturn (browser tests), aiortc from PyPI (independent WebRTC peer)
 set -euo pipefail
 pkgs=(pkg-config libnice-dev libglib2.0-dev libsrtp2-dev libopus-dev libssl-dev
-      libsoup-3.0-dev libsqlite3-dev)
+      libsoup-3.0-dev libsqlite3-dev libtcmalloc-minimal4)
 with_tests=false
 [ "${1:-}" = "--test" ] && with_tests=true
 if $with_tests; then

@@ -102,7 +102,8 @@ public final class SwitchboardServer {
                                "database": .string(config.database.path), "pid": .int(Int64(getpid())),
                                // False only if something initialized SQLite first: correct, but COMMITs
                                // then walk the whole page cache after B-tree swaps (docs/benchmarks.md).
-                               "sqlitePageCacheWrapper": .bool(SQLitePageCache.isInstalled)])
+                               "sqlitePageCacheWrapper": .bool(SQLitePageCache.isInstalled),
+                               "allocator": .string(ProcessAllocator.name)])
         loop.run()
         log.info("stopped", [:])
         return 0
