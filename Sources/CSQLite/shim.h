@@ -177,6 +177,11 @@ static inline int sb_pcache_install(void) {
     return sqlite3_config(SQLITE_CONFIG_PCACHE2, &wrapper);
 }
 
+/// Turns SQLite's memory statistics off (SQLITE_CONFIG_MEMSTATUS, 0): see
+/// `SQLiteMemoryStatistics`. Before sqlite3_initialize only (SQLITE_MISUSE after); sqlite3_config
+/// is variadic, so not callable from Swift.
+static inline int sb_sqlite_memstatus_off(void) { return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); }
+
 // The calling thread's kernel name (prctl(2) PR_SET_NAME: what top -H, perf and
 // /proc/self/task/*/comm show; Foundation's Thread.name does not set it). prctl is variadic,
 // so not callable from Swift. The kernel keeps at most 15 bytes.

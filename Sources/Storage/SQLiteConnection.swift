@@ -50,8 +50,10 @@ final class SQLiteConnection {
 
     init(path: String) throws {
         self.path = path
-        // Before SQLite initializes (the first open does): see `SQLitePageCache`. Then the
-        // VFS that writes a transaction's WAL frames at once (`SQLiteWALWrites`).
+        // Before SQLite initializes (the first open does): see `SQLiteMemoryStatistics` and
+        // `SQLitePageCache`. Then the VFS that writes a transaction's WAL frames at once
+        // (`SQLiteWALWrites`).
+        SQLiteMemoryStatistics.turnOffIfNeeded()
         SQLitePageCache.installIfNeeded()
         let vfs = SQLiteWALWrites.vfsName
         var handle: OpaquePointer?

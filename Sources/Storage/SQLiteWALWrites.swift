@@ -18,9 +18,10 @@ import CSQLite
 /// Swift file that calls them gets its own copy of their state.
 public enum SQLiteWALWrites {
     /// `sb_walvfs_register`'s result, computed once per process (swift_once), after the page
-    /// cache wrapper was installed (registering a VFS initializes SQLite, and
-    /// `SQLITE_CONFIG_PCACHE2` only works before that).
+    /// cache wrapper was installed and the memory statistics turned off (registering a VFS
+    /// initializes SQLite, and `sqlite3_config` only works before that).
     private static let registerResult: Int32 = {
+        SQLiteMemoryStatistics.turnOffIfNeeded()
         SQLitePageCache.installIfNeeded()
         return sb_walvfs_register()
     }()
