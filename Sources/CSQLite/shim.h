@@ -187,4 +187,12 @@ static inline int sb_sqlite_memstatus_off(void) { return sqlite3_config(SQLITE_C
 // so not callable from Swift. The kernel keeps at most 15 bytes.
 #include <sys/prctl.h>
 static inline int sb_sqlite_set_thread_name(const char *name) { return prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0); }
+// The calling thread's nice value (setpriority(2) with the thread ID: on Linux the nice value
+// is per thread). gettid has no declaration in Swift's Glibc; syscall is variadic. Raising the
+// value needs no privilege; lowering it again needs CAP_SYS_NICE (or RLIMIT_NICE).
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+static inline int sb_sqlite_set_thread_nice(int value) { return setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), value); }
+static inline int sb_sqlite_thread_nice(void) { return getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid)); }
 #endif

@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 import XCTest
 @testable import Storage
@@ -120,11 +121,59 @@ final class WALCheckpointerTests: StorageTestCase {
         while (store.checkpointStats?.passive ?? 0) < 1 && Date() < deadline { usleep(50_000) }
         XCTAssertGreaterThanOrEqual(store.checkpointStats?.passive ?? 0, 1)
         XCTAssertEqual(store.checkpointStats?.failures, 0)
-        // The thread carries its own name in the kernel, not the process's.
-        XCTAssertTrue(Self.threadNames().contains(WALCheckpointer.threadName), "\(Self.threadNames())")
+        // The threads carry their own names in the kernel, not the process's; the passes run
+        // at the lowest priority, the thread for RESTART at the process's.
+        XCTAssertEqual(Self.threadNice(WALCheckpointer.threadName), WALCheckpointer.passiveNice, "\(Self.threadNames())")
+        XCTAssertEqual(Self.threadNice(WALCheckpointer.restartThreadName), sb_sqlite_thread_nice())
         store.close()
         // The writer was the last connection: its close checkpointed and removed the WAL.
         XCTAssertFalse(FileManager.default.fileExists(atPath: databasePath + "-wal"))
+        // Both threads are gone.
+        XCTAssertNil(Self.threadNice(WALCheckpointer.threadName))
+        XCTAssertNil(Self.threadNice(WALCheckpointer.restartThreadName))
+    }
+
+    /// The passes run at nice 19, but a RESTART holds the writer off: it runs on the other
+    /// thread, at the priority of the thread that started the checkpointer, while the
+    /// passive thread waits for it.
+    func testARestartRunsOffTheLowPriorityThread() throws {
+        let store = try SQLiteCallStore(path: databasePath, backgroundCheckpoints: false)
+        defer { store.close() }
+        try commitCalls(200, prefix: "c", into: store)
+        let checkpointer = WALCheckpointer(path: databasePath, intervalMilliseconds: 20, restartBytes: 1)
+        checkpointer.start()
+        let deadline = Date().addingTimeInterval(10)
+        while checkpointer.current.restarts < 2 && Date() < deadline {
+            try commitCalls(20, prefix: "r\(checkpointer.current.passive)-\(Int(Date().timeIntervalSince1970 * 1e6))", into: store)
+            usleep(10_000)
+        }
+        XCTAssertEqual(Self.threadNice(WALCheckpointer.threadName), WALCheckpointer.passiveNice)
+        checkpointer.stop()
+        let stats = checkpointer.current
+        XCTAssertGreaterThanOrEqual(stats.restarts, 2)
+        XCTAssertEqual(stats.failures, 0)
+        XCTAssertFalse(stats.restarting)
+        XCTAssertEqual(stats.lastRestartNice, sb_sqlite_thread_nice())
+        XCTAssertNotEqual(stats.lastRestartNice, WALCheckpointer.passiveNice)
+        XCTAssertNil(Self.threadNice(WALCheckpointer.threadName))
+        XCTAssertNil(Self.threadNice(WALCheckpointer.restartThreadName))
+        // Everything committed is still there after the RESTARTs.
+        XCTAssertEqual(try store.loadCall("c-199")?.revision, 1)
+    }
+
+    /// The nice value of this process's thread named `name` (`/proc/self/task/*/stat` field
+    /// 19), nil if there is none.
+    static func threadNice(_ name: String) -> Int32? {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        for task in tasks {
+            guard let stat = try? String(contentsOfFile: "/proc/self/task/\(task)/stat", encoding: .utf8),
+                  let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")"),
+                  stat[stat.index(after: open) ..< close] == name else { continue }
+            // After "(comm)": field 3 (state) onwards; nice is field 19.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 16 ? Int32(fields[16]) : nil
+        }
+        return nil
     }
 
     /// What a `kill -9` leaves: the database and WAL files as they are in the page cache
