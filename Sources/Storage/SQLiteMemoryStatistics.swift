@@ -13,7 +13,7 @@ import CSQLite
 ///
 /// `sqlite3_config` only works before SQLite initializes, so ``turnOffIfNeeded()`` runs once
 /// per process before the first connection opens, as `SQLitePageCache` does.
-public enum SQLiteMemoryStatistics {
+enum SQLiteMemoryStatistics {
     /// `sb_sqlite_memstatus_off`'s result, computed once per process (swift_once).
     private static let offResult: Int32 = sb_sqlite_memstatus_off()
 
@@ -23,5 +23,5 @@ public enum SQLiteMemoryStatistics {
     static func turnOffIfNeeded() -> Bool { offResult == SQLITE_OK }
 
     /// Whether the statistics are off (false if something initialized SQLite first).
-    public static var areOff: Bool { turnOffIfNeeded() }
+    static var areOff: Bool { turnOffIfNeeded() }
 }
