@@ -80,7 +80,9 @@ final class ServerProcess: @unchecked Sendable {
         process = p
         LiveServers.shared.add(p.processIdentifier, dataDirectory: dataDirectory)
         if ready.wait(timeout: .now() + 30) == .timedOut {
-            p.terminate()
+            // SIGKILL and reap: a server that never announced may not obey SIGTERM, and its
+            // pid must leave `LiveServers` before the kernel can reuse it.
+            kill9()
             throw NSError(domain: "ServerProcess", code: 1, userInfo: [NSLocalizedDescriptionKey: "server did not announce its port; log: \(logLines.suffix(20))"])
         }
     }
