@@ -5,14 +5,17 @@ import XCTest
 /// (`use-auth-secret`), for relay-only browser calls. Killed and cleaned up by `stop()`.
 final class BrowserTURNServer: @unchecked Sendable {
     static let executable = "/usr/bin/turnserver"
-    let port: UInt16
+    private(set) var port: UInt16 = 0
     let secret: String
     let directory: URL
     /// The UDP ports coturn allocates relayed transport addresses from.
-    let relayPorts: ClosedRange<Int>
-    private let process: Process
+    private(set) var relayPorts: ClosedRange<Int> = 0 ... 0
+    private var process = Process()
     private let lock = NSLock()
     private var text = ""
+
+    /// What coturn logs when its listener's port is taken.
+    static let portTaken = "Address already in use"
 
     var uri: String { "turn:127.0.0.1:\(port)?transport=udp" }
 
@@ -22,10 +25,28 @@ final class BrowserTURNServer: @unchecked Sendable {
             if ProcessInfo.processInfo.environment["CI"] != nil { throw XCTSkip.ciMissing("coturn is not installed (apt-get install coturn, or run scripts/install-deps.sh)") }
             throw XCTSkip("coturn is not installed (apt-get install coturn, or run scripts/install-deps.sh)")
         }
-        port = try Self.freeUDPPort()
         secret = UUID().uuidString
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("sb-coturn-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        // The listening port is free when picked, not when coturn binds it: another process
+        // may take it in between (seen in a full run: coturn retried its bind forever, and the
+        // call found no relay). A start whose listener could not bind goes again on a new port.
+        for attempt in 1 ... 3 {
+            try start(port: try Self.freeUDPPort())
+            guard log.contains(Self.portTaken) else { return }
+            stop(removingDirectory: false)
+            if attempt == 3 {
+                try? FileManager.default.removeItem(at: directory)
+                throw ChromiumError.startFailed("turnserver could not bind a listening port 3 times: \(log.suffix(2000))")
+            }
+        }
+    }
+
+    /// Starts coturn listening on UDP `port` only (`--no-tcp`: the tests use
+    /// `transport=udp`) and waits until it is up.
+    private func start(port: UInt16) throws {
+        self.port = port
+        lock.lock(); text = ""; lock.unlock()
         // 200 relay ports from a range derived from the listening port: two tests on one machine
         // rarely collide, and a call needs only a few allocations.
         relayPorts = (40_000 + Int(port % 100) * 200) ... (40_000 + Int(port % 100) * 200 + 199)
@@ -36,7 +57,7 @@ final class BrowserTURNServer: @unchecked Sendable {
             "-n", "--listening-ip=127.0.0.1", "--listening-port=\(port)", "--relay-ip=127.0.0.1",
             "--min-port=\(minPort)", "--max-port=\(minPort + 199)",
             "--use-auth-secret", "--static-auth-secret=\(secret)", "--realm=switchboard",
-            "--no-tls", "--no-dtls", "--no-cli", "--allow-loopback-peers", "--no-tcp-relay",
+            "--no-tcp", "--no-tls", "--no-dtls", "--no-cli", "--allow-loopback-peers", "--no-tcp-relay",
             "--db=\(directory.appendingPathComponent("turndb").path)",
             "--pidfile=\(directory.appendingPathComponent("pid").path)",
             "--log-file=stdout", "--simple-log",
@@ -50,12 +71,14 @@ final class BrowserTURNServer: @unchecked Sendable {
             let chunk = handle.availableData
             if chunk.isEmpty { handle.readabilityHandler = nil; return }
             guard let self else { return }
+            // Up, or a listener that cannot bind (coturn then retries that bind forever).
+            func settled(_ text: String) -> Bool { text.contains("Total General servers") || text.contains(Self.portTaken) }
             self.lock.lock()
-            let wasReady = self.text.contains("Total General servers")
+            let wasSettled = settled(self.text)
             self.text += String(decoding: chunk, as: UTF8.self)
-            let nowReady = self.text.contains("Total General servers")
+            let nowSettled = settled(self.text)
             self.lock.unlock()
-            if nowReady && !wasReady { ready.signal() }
+            if nowSettled && !wasSettled { ready.signal() }
         }
         try p.run()
         // 10 s: coturn starts in well under a second here.
@@ -67,7 +90,9 @@ final class BrowserTURNServer: @unchecked Sendable {
 
     var log: String { lock.lock(); defer { lock.unlock() }; return text }
 
-    func stop() {
+    func stop() { stop(removingDirectory: true) }
+
+    private func stop(removingDirectory: Bool) {
         if process.isRunning {
             process.terminate()
             let deadline = Date(timeIntervalSinceNow: 5)
@@ -75,7 +100,7 @@ final class BrowserTURNServer: @unchecked Sendable {
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             process.waitUntilExit()
         }
-        try? FileManager.default.removeItem(at: directory)
+        if removingDirectory { try? FileManager.default.removeItem(at: directory) }
     }
 
     deinit { stop() }
