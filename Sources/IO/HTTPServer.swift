@@ -76,8 +76,9 @@ public final class HTTPServer {
     /// Listens with `shards` loops polling the sockets (see the type's documentation). With
     /// `shards > 1` the server starts one thread per shard, named "<loop name>-io-<k>", and
     /// every listening socket has `SO_REUSEPORT` set (socket(7)): the kernel spreads new
-    /// connections over them by address hash. A side effect: another process of the same
-    /// user may bind the port too instead of failing with EADDRINUSE.
+    /// connections over them by address hash. Because a socket with that option joins
+    /// another process's listeners on the port (same user) instead of failing with
+    /// EADDRINUSE, the port is first claimed with a socket without it (`exclusivePort`).
     public init(loop: EventLoop, host: String, port: UInt16, shards: Int, keepaliveIntervalSeconds: UInt32 = 0) throws {
         self.loop = loop
         self.keepaliveIntervalSeconds = keepaliveIntervalSeconds
@@ -86,9 +87,9 @@ public final class HTTPServer {
         for shardLoop in shardLoops where shardLoop !== loop { shardLoop.start() }
         var port = port
         do {
+            if count > 1 { port = try HTTPServerShard.exclusivePort(host: host, port: port) }
             for shardLoop in shardLoops {
                 let shard = HTTPServerShard(loop: shardLoop, isRemote: shardLoop !== loop, owner: self)
-                // The first shard may take an ephemeral port; the others bind the one it got.
                 let bound = try shardLoop.sync { try shard.listen(host: host, port: port, reusePort: count > 1) }
                 port = bound
                 self.shards.append(shard)

@@ -75,6 +75,34 @@ final class HTTPServerShard {
         return Self.firstPort(s)
     }
 
+    /// A port on `host` that no listener holds (`port` itself, or an ephemeral one for 0),
+    /// for shards that bind with `SO_REUSEPORT` next: a socket bound without that option
+    /// (`g_socket_bind` sets only `SO_REUSEADDR` on stream sockets, which passes TIME_WAIT
+    /// but never a listener) fails with EADDRINUSE if any process listens there, including
+    /// another server's shards. Closed again before the shards bind; what is left is the
+    /// microseconds in between. Any thread.
+    static func exclusivePort(host: String, port: UInt16) throws -> UInt16 {
+        guard let address = g_inet_socket_address_new_from_string(host, guint(port)) else {
+            throw IOError.bindFailed("not an IP address: \(host)")
+        }
+        defer { g_object_unref(UnsafeMutableRawPointer(address)) }
+        var error: UnsafeMutablePointer<GError>?
+        let family = g_socket_address_get_family(UnsafeMutablePointer(OpaquePointer(address)))
+        guard let socket = g_socket_new(family, G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_TCP, &error) else {
+            throw IOError.bindFailed(Soup.consume(error).message)
+        }
+        defer {
+            g_socket_close(socket, nil)
+            g_object_unref(UnsafeMutableRawPointer(socket))
+        }
+        guard g_socket_bind(socket, UnsafeMutablePointer(OpaquePointer(address)), 1, &error) != 0,
+              let local = g_socket_get_local_address(socket, &error) else {
+            throw IOError.bindFailed(Soup.consume(error).message)
+        }
+        defer { g_object_unref(UnsafeMutableRawPointer(local)) }
+        return UInt16(g_inet_socket_address_get_port(UnsafeMutablePointer(OpaquePointer(local))))
+    }
+
     /// `SO_REUSEADDR` + `SO_REUSEPORT`, then bind(2) on the fd: `g_socket_bind` cannot be
     /// used here, it resets `SO_REUSEPORT` to 0 on stream sockets (gsocket.c sets it only
     /// for datagram sockets).

@@ -22,3 +22,15 @@ public enum IOError: Error, Equatable {
         }
     }
 }
+
+extension IOError: CustomStringConvertible {
+    /// For logs and exit messages: the code, then what the adapter reported.
+    public var description: String {
+        switch self {
+        case .bindFailed(let m), .connectFailed(let m), .invalidURL(let m), .handshakeFailed(let m), .requestFailed(let m):
+            "\(code): \(m)"
+        case .httpStatus(let status): "\(code): \(status)"
+        case .timeout, .closed: code
+        }
+    }
+}

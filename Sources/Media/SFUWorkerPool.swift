@@ -19,7 +19,10 @@ import Glibc
 ///
 /// Caveat of SO_REUSEPORT (socket(7)): another process of the same user binding the same
 /// port with SO_REUSEPORT joins the group silently instead of failing with EADDRINUSE, and
-/// gets a share of the datagrams. Run one server per media port.
+/// gets a share of the datagrams. So the pool first claims the port with a socket without
+/// the option (`UDPSocket.exclusivePort`): a port held by anyone fails with EADDRINUSE, and
+/// port 0 gets a port that no group holds. A process that joins later with SO_REUSEPORT
+/// still gets in; another switchboard does not, as it claims first.
 ///
 /// The public methods mirror `SFUServer`'s: any thread; completions and callbacks on the
 /// owning worker's loop thread. Set the callbacks before `start`.
@@ -51,12 +54,14 @@ public final class SFUWorkerPool {
     /// (~3.3 MB each: two 1.5 MB arenas).
     public static let maxWorkers = 256
 
-    /// Opens every worker's socket on the configured port (0: the first worker's ephemeral
-    /// port for all) and prepares DTLS; `count` is clamped to 1…`maxWorkers`.
+    /// Opens every worker's socket on the configured port (0: an ephemeral port that no other
+    /// socket holds, the same for all) and prepares DTLS; `count` is clamped to 1…`maxWorkers`.
     public init(configuration: MediaConfiguration, workers count: Int = SFUWorkerPool.onlineProcessors) throws {
         let count = min(max(1, count), Self.maxWorkers)
         let certificate = try configuration.certificate ?? DTLSCertificate.generate(commonName: "switchboard-sfu")
         let baseSeed = configuration.ssrcSeed ?? UInt64.random(in: 1...UInt64.max)
+        // Several sockets share the port (SO_REUSEPORT): claim one that nobody holds first.
+        let sharedPort = count > 1 ? try UDPSocket.exclusivePort(host: configuration.host, port: configuration.port) : configuration.port
         var servers: [SFUServer] = []
         for index in 0..<count {
             var worker = configuration
@@ -65,7 +70,7 @@ public final class SFUWorkerPool {
             worker.ssrcSeed = baseSeed &+ UInt64(index) &* 0x9E37_79B9_7F4A_7C15
             if count > 1 {
                 worker.loop.reusePort = true
-                if let first = servers.first { worker.port = first.port }
+                worker.port = sharedPort
             }
             servers.append(try SFUServer(configuration: worker))
         }

@@ -20,6 +20,16 @@ public enum UDPSocketError: Error, Equatable {
     }
 }
 
+extension UDPSocketError: CustomStringConvertible {
+    /// For the log and `switchboard serve`'s exit message: the code and strerror(3).
+    public var description: String {
+        switch self {
+        case .invalidAddress(let host): "\(code): not a numeric IP address: \(host)"
+        case .socketFailed(let e), .bindFailed(let e), .optionFailed(let e): "\(code): \(String(cString: strerror(e)))"
+        }
+    }
+}
+
 /// A bound, nonblocking UDP socket: the one shared media port of ICE-lite.
 ///
 /// Binding "::" gives a dual-stack socket (IPV6_V6ONLY off) whose IPv4 peers appear as
@@ -81,6 +91,20 @@ public final class UDPSocket {
     }
 
     deinit { Glibc.close(fileDescriptor) }
+
+    /// A port that no socket holds on `host` (`port` itself, or an ephemeral one for 0), for
+    /// a group of SO_REUSEPORT sockets to bind next. Binding with SO_REUSEPORT alone is not
+    /// enough: such a socket joins any group of the same user on that port instead of failing
+    /// with EADDRINUSE, and for port 0 Linux's UDP autobind may even pick a port that another
+    /// process's group holds (udp_lib_lport_inuse lets reuseport sockets share), after which
+    /// the two processes split each other's datagrams. So a group first binds one socket
+    /// without the option, which fails if the port is taken by anyone, and closes it.
+    /// What is left is the microseconds between that close and the group's first bind.
+    public static func exclusivePort(host: String, port: UInt16) throws(UDPSocketError) -> UInt16 {
+        // 0-byte buffers: the kernel's minimum, nothing is ever read from this socket.
+        let probe = try UDPSocket(host: host, port: port, receiveBufferBytes: 0, sendBufferBytes: 0, reusePort: false)
+        return probe.localAddress.port
+    }
 
     private static func setInt(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: Int32) throws(UDPSocketError) {
         var value = value

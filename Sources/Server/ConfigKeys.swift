@@ -68,7 +68,7 @@ public struct ConfigKey {
                       }
                       config.http.host = text
                   }, render: { $0.http.host }),
-        ConfigKey(name: "http.port", summary: "TCP port of the HTTP/WebSocket listener. 8080: unprivileged; put a TLS proxy in front. 0 = any free port.",
+        ConfigKey(name: "http.port", summary: "TCP port of the HTTP/WebSocket listener. 8080: unprivileged; put a TLS proxy in front. 0 = any free port. A port where any process listens makes serve exit (its shards' SO_REUSEPORT never joins another server).",
                   isSecret: false, apply: { (config: inout ServerConfig, text: String) throws(ConfigValueProblem) in
                       config.http.port = UInt16(try ConfigValues.integer(text, in: 0 ... 65535))
                   }, render: { String($0.http.port) }),
@@ -117,7 +117,7 @@ public struct ConfigKey {
                       guard !text.isEmpty, !ConfigValues.hasWhitespaceOrControl(text) else { throw ConfigValueProblem(reason: "expected an IP address") }
                       config.media.host = text
                   }, render: { $0.media.host }),
-        ConfigKey(name: "media.port", summary: "The ONE UDP port all media uses (ICE-lite, DTLS, SRTP for every participant). 10000: below the ephemeral range. 0 = any free port.",
+        ConfigKey(name: "media.port", summary: "The ONE UDP port all media uses (ICE-lite, DTLS, SRTP for every participant). 10000: below the ephemeral range. 0 = any free port. A port any socket holds makes serve exit (its workers' SO_REUSEPORT never joins another server).",
                   isSecret: false, apply: { (config: inout ServerConfig, text: String) throws(ConfigValueProblem) in
                       config.media.port = UInt16(try ConfigValues.integer(text, in: 0 ... 65535))
                   }, render: { String($0.media.port) }),

@@ -59,8 +59,12 @@ public final class SwitchboardServer {
         hub = SignalingHub(store: store, tokens: TokenSigner(secret: secret), turn: config.makeTURNCredentialIssuer(),
                            config: HubConfig(config), log: log.withSubsystem("signaling"))
         if config.media.enabled {
-            let sfu = try SFUWorkerPool(configuration: try config.media.sfuConfiguration(), workers: config.media.workerCount)
-            self.sfu = sfu
+            let media = try config.media.sfuConfiguration()
+            do {
+                sfu = try SFUWorkerPool(configuration: media, workers: config.media.workerCount)
+            } catch let error as UDPSocketError {
+                throw StartError.mediaSocket(host: media.host, port: media.port, error)
+            }
         }
         rooms = RoomCoordinator(loop: loop, hub: hub, media: sfu.map(SFUMediaPlane.init), log: log.withSubsystem("rooms"),
                                 disconnectGraceMs: config.limits.idleTimeout.milliseconds)

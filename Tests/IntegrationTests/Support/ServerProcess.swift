@@ -20,6 +20,13 @@ final class ServerProcess: @unchecked Sendable {
             .appendingPathComponent("switchboard-it-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         self.dataDirectory = dir
+        environment = Self.environment(settings: settings, dataDirectory: dir)
+        try start()
+    }
+
+    /// The server's environment: loopback, ports chosen by the kernel, debug logs, the
+    /// database in `dataDirectory`, then `settings` on top.
+    static func environment(settings: [String: String], dataDirectory dir: URL) -> [String: String] {
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("SWITCHBOARD_") }
         env["SWITCHBOARD_HTTP_HOST"] = "127.0.0.1"
         env["SWITCHBOARD_HTTP_PORT"] = "0"
@@ -32,8 +39,34 @@ final class ServerProcess: @unchecked Sendable {
         for (key, value) in settings {
             env["SWITCHBOARD_" + key.uppercased().replacingOccurrences(of: ".", with: "_")] = value
         }
-        environment = env
-        try start()
+        return env
+    }
+
+    /// Runs a server that is expected NOT to start: waits up to 20 s for it to exit and
+    /// returns its exit status and stderr. One still running then is killed (status nil).
+    static func failedStart(settings: [String: String]) throws -> (status: Int32?, stderr: String) {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("switchboard-it-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let p = Process()
+        p.executableURL = binary
+        p.arguments = ["serve"]
+        p.environment = environment(settings: settings, dataDirectory: dir)
+        p.currentDirectoryURL = dir
+        let errFile = dir.appendingPathComponent("stderr")
+        FileManager.default.createFile(atPath: errFile.path, contents: nil)
+        p.standardError = try FileHandle(forWritingTo: errFile)
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        LiveServers.shared.add(p.processIdentifier, dataDirectory: dir)
+        defer { LiveServers.shared.remove(p.processIdentifier) }
+        let deadline = Date(timeIntervalSinceNow: 20)
+        while p.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        let exited = !p.isRunning
+        if !exited { kill(p.processIdentifier, SIGKILL) }
+        p.waitUntilExit()
+        let stderr = String(decoding: (try? Data(contentsOf: errFile)) ?? Data(), as: UTF8.self)
+        return (exited ? p.terminationStatus : nil, stderr)
     }
 
     static var binary: URL {
