@@ -69,7 +69,12 @@ final class ServerProcess: @unchecked Sendable {
         return (exited ? p.terminationStatus : nil, stderr)
     }
 
+    /// The debug build's `switchboard`, or `SWITCHBOARD_TEST_SERVER` when set (benchmarks
+    /// that measure another build, e.g. a release binary).
     static var binary: URL {
+        if let path = ProcessInfo.processInfo.environment["SWITCHBOARD_TEST_SERVER"], !path.isEmpty {
+            return URL(fileURLWithPath: path)
+        }
         // The executable sits in the build products directory, next to (or around) the test
         // bundle depending on the platform's bundle layout.
         var dir = Bundle(for: ServerProcess.self).bundleURL
