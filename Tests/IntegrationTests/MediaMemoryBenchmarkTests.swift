@@ -3,7 +3,7 @@ import Peer
 import XCTest
 
 /// Resident memory per room member of the real `switchboard serve` process, on the
-/// allocator it ships with (docs/benchmarks.md, "Memory per participant in the binary").
+/// allocator it ships with (docs/benchmarks.md, "Resident memory per member of the server binary").
 /// `SFUMemoryBenchmarkTests` measures the server's heap share inside a test process on
 /// glibc; this reads the binary's own VmRSS (/proc/PID/status) while synthetic peers
 /// publish audio and 3-layer simulcast video with RTX and receive the others of their room.
@@ -41,7 +41,7 @@ final class MediaMemoryBenchmarkTests: ImpairedRoomCase {
         return members
     }
 
-    func leaveAll(_ members: [RoomPeerMember], _ server: ServerProcess) throws {
+    func leaveAll(_ members: [RoomPeerMember]) throws {
         for member in members {
             try member.room.leave()
             member.peer.close()
@@ -60,7 +60,7 @@ final class MediaMemoryBenchmarkTests: ImpairedRoomCase {
         // Warm-up: a room of 2 joins, has media, leaves, so one-time allocations (thread
         // caches, libsrtp/OpenSSL tables, batch buffers, the allocator's own) are not charged
         // to members. Only 2: what it leaves resident, later members reuse without growing RSS.
-        try leaveAll(try fillRoom(server, "warm", size: 2, first: 1000), server)
+        try leaveAll(try fillRoom(server, "warm", size: 2, first: 1000))
         Thread.sleep(forTimeInterval: 1)
         let base = try residentKB(server)
 
@@ -70,7 +70,7 @@ final class MediaMemoryBenchmarkTests: ImpairedRoomCase {
         let until = Date(timeIntervalSinceNow: seconds)
         try pump(members, timeout: seconds + 5) { Date() >= until }
         let media = try residentKB(server)
-        try leaveAll(members, server)
+        try leaveAll(members)
         Thread.sleep(forTimeInterval: 2)
         let left = try residentKB(server)
 

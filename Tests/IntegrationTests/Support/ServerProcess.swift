@@ -54,8 +54,10 @@ final class ServerProcess: @unchecked Sendable {
         p.environment = environment(settings: settings, dataDirectory: dir)
         p.currentDirectoryURL = dir
         let errFile = dir.appendingPathComponent("stderr")
-        FileManager.default.createFile(atPath: errFile.path, contents: nil)
-        p.standardError = try FileHandle(forWritingTo: errFile)
+        _ = FileManager.default.createFile(atPath: errFile.path, contents: nil)
+        let errHandle = try FileHandle(forWritingTo: errFile)
+        defer { try? errHandle.close() }
+        p.standardError = errHandle
         p.standardOutput = FileHandle.nullDevice
         try p.run()
         LiveServers.shared.add(p.processIdentifier, dataDirectory: dir)
