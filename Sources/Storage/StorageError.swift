@@ -36,3 +36,18 @@ public enum StorageError: Error, Equatable, Sendable {
         }
     }
 }
+
+extension StorageError: CustomStringConvertible {
+    /// For logs and `switchboard serve`'s exit message: the code, then the particulars.
+    public var description: String {
+        switch self {
+        case .revisionConflict(let current): "\(code): stored revision \(current.map { String($0) } ?? "none")"
+        case .duplicateEvent, .closed: code
+        case .invalidCommit(let message), .corrupt(let message): "\(code): \(message)"
+        case .notADatabase(let path): "\(code): \(path)"
+        case .cannotOpen(let path, let message): "\(code): \(path): \(message)"
+        case .schemaTooNew(let found, let supported): "\(code): schema version \(found), this build reads up to \(supported)"
+        case .sqlite(let result, let message): "\(code) \(result): \(message)"
+        }
+    }
+}
