@@ -78,7 +78,8 @@ public final class HTTPServer {
     /// every listening socket has `SO_REUSEPORT` set (socket(7)): the kernel spreads new
     /// connections over them by address hash. Because a socket with that option joins
     /// another process's listeners on the port (same user) instead of failing with
-    /// EADDRINUSE, the port is first claimed with a socket without it (`exclusivePort`).
+    /// EADDRINUSE, a configured port is first claimed with a socket without it
+    /// (`exclusivePort`).
     public init(loop: EventLoop, host: String, port: UInt16, shards: Int, keepaliveIntervalSeconds: UInt32 = 0) throws {
         self.loop = loop
         self.keepaliveIntervalSeconds = keepaliveIntervalSeconds
@@ -87,7 +88,10 @@ public final class HTTPServer {
         for shardLoop in shardLoops where shardLoop !== loop { shardLoop.start() }
         var port = port
         do {
-            if count > 1 { port = try HTTPServerShard.exclusivePort(host: host, port: port) }
+            // Port 0 needs no claim: TCP's autobind never picks a port that a listener
+            // holds, SO_REUSEPORT or not (inet_csk_find_open_port), so the first shard's
+            // bind is the claim, atomically; the others bind the port it got.
+            if count > 1, port != 0 { port = try HTTPServerShard.exclusivePort(host: host, port: port) }
             for shardLoop in shardLoops {
                 let shard = HTTPServerShard(loop: shardLoop, isRemote: shardLoop !== loop, owner: self)
                 let bound = try shardLoop.sync { try shard.listen(host: host, port: port, reusePort: count > 1) }

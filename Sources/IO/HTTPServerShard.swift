@@ -75,12 +75,12 @@ final class HTTPServerShard {
         return Self.firstPort(s)
     }
 
-    /// A port on `host` that no listener holds (`port` itself, or an ephemeral one for 0),
-    /// for shards that bind with `SO_REUSEPORT` next: a socket bound without that option
-    /// (`g_socket_bind` sets only `SO_REUSEADDR` on stream sockets, which passes TIME_WAIT
-    /// but never a listener) fails with EADDRINUSE if any process listens there, including
-    /// another server's shards. Closed again before the shards bind; what is left is the
-    /// microseconds in between. Any thread.
+    /// `port` on `host` if no listener holds it, for shards that bind with `SO_REUSEPORT`
+    /// next (port 0 needs no claim, see `HTTPServer.init`): a socket bound without that
+    /// option (`g_socket_bind` sets only `SO_REUSEADDR` on stream sockets, which passes
+    /// TIME_WAIT but never a listener) fails with EADDRINUSE if any process listens there,
+    /// including another server's shards. Closed again before the shards bind; what is left
+    /// is the microseconds in between. Any thread.
     static func exclusivePort(host: String, port: UInt16) throws -> UInt16 {
         guard let address = g_inet_socket_address_new_from_string(host, guint(port)) else {
             throw IOError.bindFailed("not an IP address: \(host)")
