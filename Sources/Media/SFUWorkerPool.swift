@@ -21,8 +21,9 @@ import Glibc
 /// port with SO_REUSEPORT joins the group silently instead of failing with EADDRINUSE, and
 /// gets a share of the datagrams. So the pool first claims the port with a socket without
 /// the option (`UDPSocket.exclusivePort`): a port held by anyone fails with EADDRINUSE, and
-/// port 0 gets a port that no group holds. A process that joins later with SO_REUSEPORT
-/// still gets in; another switchboard does not, as it claims first.
+/// port 0 gets a port that no group holds (claimed again if another socket takes it before
+/// the first worker binds it). A process that joins later with SO_REUSEPORT still gets in;
+/// another switchboard does not, as it claims first.
 ///
 /// The public methods mirror `SFUServer`'s: any thread; completions and callbacks on the
 /// owning worker's loop thread. Set the callbacks before `start`.
@@ -54,25 +55,31 @@ public final class SFUWorkerPool {
     /// (~3.3 MB each: two 1.5 MB arenas).
     public static let maxWorkers = 256
 
+    /// 3 claims of an ephemeral port: another socket can take the claimed port in the
+    /// microseconds before the first worker binds it, rarely, and twice in a row not at all
+    /// in practice; a fixed bound keeps a real failure a failure.
+    static let ephemeralClaims = 3
+
     /// Opens every worker's socket on the configured port (0: an ephemeral port that no other
     /// socket holds, the same for all) and prepares DTLS; `count` is clamped to 1…`maxWorkers`.
-    public init(configuration: MediaConfiguration, workers count: Int = SFUWorkerPool.onlineProcessors) throws {
+    public convenience init(configuration: MediaConfiguration, workers count: Int = SFUWorkerPool.onlineProcessors) throws {
+        try self.init(configuration: configuration, workers: count, claimed: { _ in })
+    }
+
+    /// `claimed` sees each port claimed for several workers before they bind it (tests).
+    init(configuration: MediaConfiguration, workers count: Int, claimed: (UInt16) -> Void) throws {
         let count = min(max(1, count), Self.maxWorkers)
         let certificate = try configuration.certificate ?? DTLSCertificate.generate(commonName: "switchboard-sfu")
         let baseSeed = configuration.ssrcSeed ?? UInt64.random(in: 1...UInt64.max)
-        // Several sockets share the port (SO_REUSEPORT): claim one that nobody holds first.
-        let sharedPort = count > 1 ? try UDPSocket.exclusivePort(host: configuration.host, port: configuration.port) : configuration.port
         var servers: [SFUServer] = []
-        for index in 0..<count {
-            var worker = configuration
-            worker.certificate = certificate
-            // Distinct SSRC sequences per worker: golden-ratio steps (SplitMix64's increment).
-            worker.ssrcSeed = baseSeed &+ UInt64(index) &* 0x9E37_79B9_7F4A_7C15
-            if count > 1 {
-                worker.loop.reusePort = true
-                worker.port = sharedPort
+        for claim in 1 ... Self.ephemeralClaims {
+            do {
+                servers = try Self.makeWorkers(configuration, count: count, certificate: certificate, baseSeed: baseSeed, claimed: claimed)
+                break
+            } catch UDPSocketError.bindFailed(let code) where code == EADDRINUSE && count > 1 && configuration.port == 0
+                        && claim < Self.ephemeralClaims {
+                continue   // the claimed ephemeral port was taken before the first worker bound it
             }
-            servers.append(try SFUServer(configuration: worker))
         }
         workers = servers
         workerMembers = Array(repeating: 0, count: count)
@@ -97,6 +104,30 @@ public final class SFUWorkerPool {
     }
 
     deinit { stop() }
+
+    /// One `SFUServer` per worker. Several workers share one port (SO_REUSEPORT), which is
+    /// claimed first so that none of them joins another process's group.
+    private static func makeWorkers(_ configuration: MediaConfiguration, count: Int, certificate: DTLSCertificate,
+                                    baseSeed: UInt64, claimed: (UInt16) -> Void) throws -> [SFUServer] {
+        var sharedPort = configuration.port
+        if count > 1 {
+            sharedPort = try UDPSocket.exclusivePort(host: configuration.host, port: configuration.port)
+            claimed(sharedPort)
+        }
+        var servers: [SFUServer] = []
+        for index in 0..<count {
+            var worker = configuration
+            worker.certificate = certificate
+            // Distinct SSRC sequences per worker: golden-ratio steps (SplitMix64's increment).
+            worker.ssrcSeed = baseSeed &+ UInt64(index) &* 0x9E37_79B9_7F4A_7C15
+            if count > 1 {
+                worker.loop.reusePort = true
+                worker.port = sharedPort
+            }
+            servers.append(try SFUServer(configuration: worker))
+        }
+        return servers
+    }
 
     /// The one UDP port of every worker.
     public var port: UInt16 { workers[0].port }

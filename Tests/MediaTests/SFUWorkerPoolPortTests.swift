@@ -27,6 +27,32 @@ final class SFUWorkerPoolPortTests: XCTestCase {
         XCTAssertEqual(pool.workers.map(\.port), [port, port])
     }
 
+    /// Another socket takes the claimed ephemeral port before the first worker binds it: the
+    /// pool claims another instead of failing. A configured port is not claimed twice.
+    func testAPortTakenBetweenTheClaimAndTheBindIsClaimedAgainOnlyWhenEphemeral() throws {
+        var claims: [UInt16] = []
+        var thieves: [UDPSocket] = []
+        let pool = try SFUWorkerPool(configuration: MediaConfiguration(host: "127.0.0.1", port: 0), workers: 2) { port in
+            claims.append(port)
+            if thieves.isEmpty, let thief = try? UDPSocket(host: "127.0.0.1", port: port) { thieves.append(thief) }
+        }
+        XCTAssertEqual(claims.count, 2)
+        XCTAssertEqual(thieves.map(\.localAddress.port), [claims[0]])
+        XCTAssertNotEqual(claims.last, claims.first)
+        XCTAssertEqual(pool.workers.map(\.port), [claims[1], claims[1]])
+
+        let configured = try UDPSocket.exclusivePort(host: "127.0.0.1", port: 0)
+        claims = []
+        thieves = []
+        XCTAssertThrowsError(try SFUWorkerPool(configuration: MediaConfiguration(host: "127.0.0.1", port: configured), workers: 2) { port in
+            claims.append(port)
+            if let thief = try? UDPSocket(host: "127.0.0.1", port: port) { thieves.append(thief) }
+        }) {
+            XCTAssertEqual($0 as? UDPSocketError, .bindFailed(errno: EADDRINUSE))
+        }
+        XCTAssertEqual(claims, [configured])
+    }
+
     /// In a network namespace of its own whose ephemeral range is ONE port: once a
     /// SO_REUSEPORT group holds it, autobind with SO_REUSEPORT would hand the same port out
     /// again (checked below with a bare socket); the pool must fail instead, and get the port
