@@ -18,10 +18,8 @@ enum SQLiteMemoryStatistics {
     private static let offResult: Int32 = sb_sqlite_memstatus_off()
 
     /// Turns the statistics off unless SQLite is already initialized; idempotent,
-    /// thread-safe. Returns whether they are off.
+    /// thread-safe. Returns whether they are off (false if something initialized SQLite
+    /// first).
     @discardableResult
     static func turnOffIfNeeded() -> Bool { offResult == SQLITE_OK }
-
-    /// Whether the statistics are off (false if something initialized SQLite first).
-    static var areOff: Bool { turnOffIfNeeded() }
 }

@@ -7,7 +7,7 @@ final class SQLiteMemoryStatisticsTests: StorageTestCase {
     func testStatisticsAreOffOnceAConnectionIsOpen() throws {
         let store = try openStore()
         _ = try insert("c1", into: store)
-        XCTAssertTrue(SQLiteMemoryStatistics.areOff)
+        XCTAssertTrue(SQLiteMemoryStatistics.turnOffIfNeeded())
         // Initialized: a second configuration is refused.
         XCTAssertEqual(sb_sqlite_memstatus_off(), SQLITE_MISUSE)
         // With the statistics on, the open connection's schema, statements and page cache
