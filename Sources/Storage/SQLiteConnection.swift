@@ -26,19 +26,18 @@ final class SQLiteConnection {
     /// `SQLiteCallStore.acknowledgedRowsPerDeletion` on this connection; nil = the default
     /// (tests set 1 to see rows leave with the acknowledgement that emptied them).
     var acknowledgedRowsPerDeletion: Int?
-    /// Participants and terminal flag of calls as stored, per call ID, as this connection
-    /// last wrote or read them, so that a step's call update need not read the participant
-    /// rows back to compare. Same validity as `outboxIndex`; only live calls are kept.
-    var participantsCache: [String: (accounts: [String], isTerminal: Bool)] = [:]
-    /// Whether the current step (or transaction) changed `outboxIndex` or
-    /// `participantsCache`: a rollback must then drop them. Set by the changer before the
-    /// change.
+    /// Live calls as this connection last wrote them, per call ID (``KnownCall``), so that a
+    /// step need not read the participant rows back to compare, nor the revision to check
+    /// it. Same validity as `outboxIndex`; only live calls are kept.
+    var knownCalls: [String: KnownCall] = [:]
+    /// Whether the current step (or transaction) changed `outboxIndex` or `knownCalls`: a
+    /// rollback must then drop them. Set by the changer before the change.
     var derivedTouched = false
 
     /// Forgets the derived state; it is rebuilt from the database on next use.
     func dropDerivedState() {
         outboxIndex = nil
-        participantsCache.removeAll()
+        knownCalls.removeAll()
     }
     /// `PRAGMA data_version` when `outboxIndex` was last known valid.
     private var dataVersion: Int64 = -1
@@ -266,7 +265,7 @@ final class SQLiteConnection {
         }
     }
 
-    /// Drops the derived state (`outboxIndex`, `participantsCache`) if another connection (process) committed since it was last
+    /// Drops the derived state (`outboxIndex`, `knownCalls`) if another connection (process) committed since it was last
     /// validated: its appends and acknowledgements moved seqs and rows. Called when the write
     /// lock is taken and by reads outside it; not needed while holding the write lock, under
     /// which nobody else can commit.
