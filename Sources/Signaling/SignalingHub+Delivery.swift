@@ -93,9 +93,12 @@ extension SignalingHub {
     /// call, fresh TURN credentials. During a backlog replay (`live == false`) an incoming
     /// call that may no longer ring is delivered as ended (call-design §4 case 5).
     func frame(_ entry: OutboxEntry, for device: DeviceKey, time: HubTime, live: Bool) -> WireText {
-        // Spliced from the stored bytes directly (``OutboxFrame/frameBytes(payload:seq:extra:)``).
+        // Spliced from the stored bytes directly (``OutboxFrame/frameBytes(payload:seq:extra:)``),
+        // where the frame is written (``WireText/deferred(_:)``): the copy of a payload
+        // that may hold an SDP need not run on the hub's thread.
         guard OutboxFrame.isIncoming(entry.payload) else {
-            return WireText(utf8: OutboxFrame.frameBytes(payload: entry.payload, seq: entry.seq))
+            let payload = entry.payload, seq = entry.seq
+            return .deferred { OutboxFrame.frameBytes(payload: payload, seq: seq) }
         }
         if !live, let callID = Self.callID(in: entry.payload), let state = try? loadState(callID) {
             switch deliveryView(of: state, for: device, now: time.wall, config: config.call) {
@@ -110,7 +113,8 @@ extension SignalingHub {
             }
         }
         let turn = turnJSON(account: device.account, time: time).map { "\"turn\":" + $0 }
-        return WireText(utf8: OutboxFrame.frameBytes(payload: entry.payload, seq: entry.seq, extra: turn))
+        let payload = entry.payload, seq = entry.seq
+        return .deferred { OutboxFrame.frameBytes(payload: payload, seq: seq, extra: turn) }
     }
 
     /// Every outbox entry after `cursor`, in order.
