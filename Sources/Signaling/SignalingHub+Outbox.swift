@@ -19,7 +19,8 @@ extension SignalingHub {
             for entry in entries {
                 let device = DeviceKey(account: entry.device.account, device: entry.device.device)
                 guard let connection = liveByDevice[device] else { continue }
-                actions.append(.send(connection, frame(entry, for: device, time: time, live: true)))
+                guard let frame = frame(entry, for: device, time: time, live: true) else { continue }
+                actions.append(.send(connection, frame))
                 counters.eventsDelivered += 1
             }
             return actions
