@@ -27,9 +27,6 @@ public struct WebSocketSendBatch {
     enum Operation {
         /// A text frame's payload as UTF-8 bytes (``WebSocketConnection/send(utf8:)``).
         case utf8([UInt8])
-        /// A text frame whose UTF-8 bytes are made on the connection's loop, just before
-        /// they are written (``send(rendering:to:)``).
-        case render(@Sendable () -> [UInt8])
         case close(UInt16, String)
     }
 
@@ -83,14 +80,6 @@ public struct WebSocketSendBatch {
         append(Entry(connection: connection, operation: .utf8(utf8)))
     }
 
-    /// Queues a text frame whose UTF-8 bytes `render` makes on the connection's loop right
-    /// before the write, so that the thread building the batch need not (the signaling
-    /// hub's results and relayed events, docs/benchmarks.md "Results rendered where they
-    /// are written"). On the submitting thread's own loop it runs inline in ``submit()``.
-    public mutating func send(rendering render: @escaping @Sendable () -> [UInt8], to connection: WebSocketConnection) {
-        append(Entry(connection: connection, operation: .render(render)))
-    }
-
     /// Queues the closing handshake of `connection` (``WebSocketConnection/close(code:reason:)``).
     public mutating func close(_ connection: WebSocketConnection, code: UInt16, reason: String) {
         append(Entry(connection: connection, operation: .close(code, reason)))
@@ -133,7 +122,6 @@ public struct WebSocketSendBatch {
             for entry in entries {
                 switch entry.operation {
                 case .utf8(let bytes): entry.connection.sendOnLoop(utf8: bytes)
-                case .render(let render): entry.connection.sendOnLoop(utf8: render())
                 case .close(let code, let reason): entry.connection.closeOnLoop(code: code, reason: reason)
                 }
             }
@@ -147,7 +135,7 @@ public struct WebSocketSendBatch {
         guard entries.count >= minimum else { return [] }
         return itemsToCork(entries, minimum: minimum) { entry in
             switch entry.operation {
-            case .utf8, .render: return entry.connection.id
+            case .utf8: return entry.connection.id
             case .close: return nil
             }
         }.map(\.connection)

@@ -257,12 +257,7 @@ public final class SwitchboardServer {
             for action in actions {
                 switch action {
                 case .send(let id, let frame):
-                    guard let socket = sockets[id] else { continue }
-                    if let render = frame.renderer {
-                        batch.send(rendering: render, to: socket)
-                    } else {
-                        batch.send(utf8: frame.bytes, to: socket)
-                    }
+                    if let socket = sockets[id] { batch.send(utf8: frame.bytes, to: socket) }
                 case .close(let id, let code, let reason):
                     if let socket = sockets[id] { batch.close(socket, code: code, reason: reason) }
                 case .push(let request):

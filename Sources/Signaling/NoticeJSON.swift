@@ -168,7 +168,16 @@ enum OutboxFrame {
     /// stored payloads are the writers' bytes, valid UTF-8.
     static func frameBytes(payload: Data, seq: Int64, extra: String? = nil) -> [UInt8] {
         guard hasPrefix(payload, prefixBytes) else { return [UInt8](payload) }
-        let head = head(seq: seq, extra: extra, reserving: payload.count)
+        var head = prefixBytes
+        head.reserveCapacity(prefixBytes.count + seqKeyBytes.count + 22 + (extra.map { $0.utf8.count + 1 } ?? 0))
+        head.append(contentsOf: seqKeyBytes)
+        JSONWriter.appendDecimal(seq, to: &head)
+        head.append(UInt8(ascii: "\""))
+        head.append(UInt8(ascii: ","))
+        if let extra {
+            head.append(contentsOf: extra.utf8)
+            head.append(UInt8(ascii: ","))
+        }
         let tail = payload.index(payload.startIndex, offsetBy: prefixBytes.count) ..< payload.endIndex
         let count = head.count + tail.count
         return [UInt8](unsafeUninitializedCapacity: count) { out, initialized in
@@ -180,30 +189,6 @@ enum OutboxFrame {
             }
             initialized = afterHead + tail.count
         }
-    }
-
-    /// ``frameBytes(payload:seq:extra:)`` of a payload just rendered (``StoredNotice``).
-    static func frameBytes(json: [UInt8], seq: Int64, extra: String? = nil) -> [UInt8] {
-        guard json.starts(with: prefixBytes) else { return json }
-        var out = head(seq: seq, extra: extra, reserving: json.count)
-        out.append(contentsOf: json[prefixBytes.count...])
-        return out
-    }
-
-    /// `{"v":1,"seq":"<seq>",` and `extra,` if any, with room for the rest of a payload of
-    /// `count` bytes.
-    private static func head(seq: Int64, extra: String?, reserving count: Int) -> [UInt8] {
-        var head = prefixBytes
-        head.reserveCapacity(count + seqKeyBytes.count + 22 + (extra.map { $0.utf8.count + 1 } ?? 0))
-        head.append(contentsOf: seqKeyBytes)
-        JSONWriter.appendDecimal(seq, to: &head)
-        head.append(UInt8(ascii: "\""))
-        head.append(UInt8(ascii: ","))
-        if let extra {
-            head.append(contentsOf: extra.utf8)
-            head.append(UInt8(ascii: ","))
-        }
-        return head
     }
 
     static func isIncoming(_ payload: String) -> Bool {

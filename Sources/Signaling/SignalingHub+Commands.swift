@@ -135,22 +135,15 @@ extension SignalingHub {
             result = StoredResult(callID: nil, status: .rejected(code: rejection.rawValue, message: rejection.message),
                                   snapshot: visible, serverTime: time.wall)
         }
-        // Rendered where it is written (``WireText/deferred(_:)``): the ~750 bytes of
-        // header and snapshot were ~10 % of the hub's instructions per command, on the
-        // thread every frame waits for. The TURN credentials are minted here (they read
-        // the clock and the issuer); everything else is in `result` and `command`.
-        var turn: String?
-        if case .accepted = step.outcome, case .invite = command.kind {
-            turn = turnJSON(account: device.account, time: time)
-        }
-        let sent = WireText.deferred { [result, command, turn] in
-            var snapshots = SnapshotJSONMemo()
-            let bytes = result.renderBytes(command, snapshots: &snapshots)
-            return turn.map { Self.withTURN(bytes, json: $0) } ?? bytes
+        // Rendered as bytes and sent as such (no `String` in between: a copy and a UTF-8
+        // validation of ~750 bytes per command).
+        var sent = result.renderBytes(command, snapshots: &snapshotJSON)
+        if case .accepted = step.outcome {
+            sent = withTURN(sent, for: command, account: device.account, time: time)
         }
         let processed = ProcessedEvent(account: device.account, device: device.device, eventID: command.eventID,
                                        payloadHash: command.payloadHash, result: result.encode(), processedAt: time.wall)
-        var actions: [HubAction] = [.send(id, sent)]
+        var actions: [HubAction] = [.send(id, WireText(utf8: sent))]
         actions += try commit(step, callID: callID, prior: prior, processed: processed, time: time)
         // Counted once committed: a retry reaches the commit and is counted as a duplicate.
         if case .rejected = step.outcome { counters.rejected += 1 } else { counters.accepted += 1 }
@@ -219,8 +212,9 @@ extension SignalingHub {
 
     /// The invite's result carries TURN credentials, minted per send and never stored.
     /// The bytes of `{"v":1,"turn":<json>,` + the result after its `{"v":1,`.
-    static func withTURN(_ bytes: [UInt8], json: String) -> [UInt8] {
-        guard bytes.starts(with: OutboxFrame.prefixBytes) else { return bytes }
+    private func withTURN(_ bytes: [UInt8], for command: ClientCommand, account: String, time: HubTime) -> [UInt8] {
+        guard case .invite = command.kind, let json = turnJSON(account: account, time: time),
+              bytes.starts(with: OutboxFrame.prefixBytes) else { return bytes }
         var out = OutboxFrame.prefixBytes
         out.reserveCapacity(bytes.count + json.utf8.count + 9)
         out.append(contentsOf: "\"turn\":".utf8)

@@ -25,23 +25,22 @@ extension SignalingHub {
         var cancelDeadlines = alsoCancel
         var pushes: [HubAction] = []
         // One step often tells several devices the same thing (call.incoming to every callee
-        // device, stopRinging to the losers): encode each distinct notice once. A linear
-        // search: a step has a handful of notices, and comparing two is cheap next to
-        // encoding a 3 KB SDP again. `sent[i]` is what `outbox[i]` holds, for the live sends.
-        var encoded: [(notice: CallNotice, payload: Data)] = []
-        var sent: [StoredNotice] = []
+        // device, stopRinging to the losers): render each distinct notice once. A linear
+        // search: a step has a handful of notices, and comparing two is far cheaper than
+        // escaping a 3 KB SDP again.
+        var rendered: [(notice: CallNotice, payload: Data)] = []
         for effect in step.effects {
             switch effect {
             case .deliver(let device, let notice):
                 let payload: Data
-                if let hit = encoded.first(where: { $0.notice == notice }) {
+                if let hit = rendered.first(where: { $0.notice == notice }) {
                     payload = hit.payload
                 } else {
-                    payload = StoredNotice(callID: callID, serverTime: time.wall, notice: notice).encode()
-                    encoded.append((notice, payload))
+                    payload = Data(NoticeJSON.render(notice, callID: callID, serverTime: time.wall,
+                                                     snapshots: &snapshotJSON, sdps: &quotedSDPs))
+                    rendered.append((notice, payload))
                 }
                 outbox.append((StoredDeviceKey(device), payload))
-                sent.append(StoredNotice(callID: callID, serverTime: time.wall, notice: notice))
             case .scheduleDeadline(let kind, let at):
                 setDeadlines.append(Deadline(callID: callID, kind: kind.rawValue, dueAt: at))
                 cancelDeadlines.removeAll { $0.callID == callID && $0.kind == kind.rawValue }
@@ -81,66 +80,37 @@ extension SignalingHub {
         }
         if storedCall != nil { descriptionsInline.remove(callID) }
         var actions: [HubAction] = []
-        for (entry, notice) in zip(entries, sent) {
+        for entry in entries {
             let device = DeviceKey(account: entry.device.account, device: entry.device.device)
             guard let connection = liveByDevice[device] else { continue }
-            actions.append(.send(connection, liveFrame(notice, seq: entry.seq, for: device, time: time)))
+            actions.append(.send(connection, frame(entry, for: device, time: time, live: true)))
             counters.eventsDelivered += 1
         }
         return actions + pushes
     }
 
-    /// A call event for a device that is connected now, rendered where it is written
-    /// (``WireText/deferred(_:)``): its JSON (``StoredNotice/renderJSON()``) with its seq and,
-    /// for an incoming call, fresh TURN credentials spliced in.
-    func liveFrame(_ notice: StoredNotice, seq: Int64, for device: DeviceKey, time: HubTime) -> WireText {
-        var turn: String?
-        if case .incomingCall = notice.notice {
-            turn = turnJSON(account: device.account, time: time).map { "\"turn\":" + $0 }
-        }
-        return .deferred { [turn] in OutboxFrame.frameBytes(json: notice.renderJSON(), seq: seq, extra: turn) }
-    }
-
     /// Renders a stored outbox entry for sending: splices in its seq and, for an incoming
     /// call, fresh TURN credentials. During a backlog replay (`live == false`) an incoming
-    /// call that may no longer ring is delivered as ended (call-design §4 case 5). Nil for
-    /// a compact payload that does not decode (a corrupt row): it is logged and skipped.
-    func frame(_ entry: OutboxEntry, for device: DeviceKey, time: HubTime, live: Bool) -> WireText? {
-        let seq = entry.seq
-        // A compact call event is decoded here and rendered where it is written; a JSON
-        // payload (room ringing, rows of older builds) is spliced from the stored bytes
-        // there (``OutboxFrame/frameBytes(payload:seq:extra:)``). Neither work need run on
-        // the hub's thread.
-        var stored: StoredNotice?
-        if StoredNotice.isCompact(entry.payload) {
-            do {
-                stored = try StoredNotice.decode(entry.payload)
-            } catch {
-                log.error("outbox entry unreadable", ["account": .string(device.account), "device": .string(device.device),
-                                                      "seq": .int(seq)])
-                return nil
-            }
+    /// call that may no longer ring is delivered as ended (call-design §4 case 5).
+    func frame(_ entry: OutboxEntry, for device: DeviceKey, time: HubTime, live: Bool) -> WireText {
+        // Spliced from the stored bytes directly (``OutboxFrame/frameBytes(payload:seq:extra:)``).
+        guard OutboxFrame.isIncoming(entry.payload) else {
+            return WireText(utf8: OutboxFrame.frameBytes(payload: entry.payload, seq: entry.seq))
         }
-        let payload = entry.payload
-        func spliced(extra: String?) -> WireText {
-            if let stored { return .deferred { OutboxFrame.frameBytes(json: stored.renderJSON(), seq: seq, extra: extra) } }
-            return .deferred { OutboxFrame.frameBytes(payload: payload, seq: seq, extra: extra) }
-        }
-        let incoming = stored.map { $0.kind == .incomingCall } ?? OutboxFrame.isIncoming(payload)
-        guard incoming else { return spliced(extra: nil) }
-        if !live, let callID = stored?.callID ?? Self.callID(in: payload), let state = try? loadState(callID) {
+        if !live, let callID = Self.callID(in: entry.payload), let state = try? loadState(callID) {
             switch deliveryView(of: state, for: device, now: time.wall, config: config.call) {
             case .ring, .notParticipant:
                 break
             case .party:
                 // The device answered this call before it lost the connection: never ring it again.
-                return spliced(extra: "\"ring\":false")
+                return WireText(utf8: OutboxFrame.frameBytes(payload: entry.payload, seq: entry.seq, extra: "\"ring\":false"))
             case .elsewhere(let snapshot), .ended(let snapshot):
                 return WireText(OutboxFrame.frame(payload: NoticeJSON.missed(snapshot, for: device, serverTime: time.wall),
-                                                  seq: seq))
+                                                  seq: entry.seq))
             }
         }
-        return spliced(extra: turnJSON(account: device.account, time: time).map { "\"turn\":" + $0 })
+        let turn = turnJSON(account: device.account, time: time).map { "\"turn\":" + $0 }
+        return WireText(utf8: OutboxFrame.frameBytes(payload: entry.payload, seq: entry.seq, extra: turn))
     }
 
     /// Every outbox entry after `cursor`, in order.
@@ -151,11 +121,10 @@ extension SignalingHub {
             while true {
                 let page = try store.outbox(for: StoredDeviceKey(device), after: from, limit: config.backlogPageSize)
                 for entry in page {
+                    actions.append(.send(id, frame(entry, for: device, time: time, live: false)))
                     from = entry.seq
-                    guard let frame = frame(entry, for: device, time: time, live: false) else { continue }
-                    actions.append(.send(id, frame))
-                    counters.eventsDelivered += 1
                 }
+                counters.eventsDelivered += page.count
                 if page.count < config.backlogPageSize { break }
             }
         } catch {

@@ -19,8 +19,7 @@ extension SignalingHub {
             for entry in entries {
                 let device = DeviceKey(account: entry.device.account, device: entry.device.device)
                 guard let connection = liveByDevice[device] else { continue }
-                guard let frame = frame(entry, for: device, time: time, live: true) else { continue }
-                actions.append(.send(connection, frame))
+                actions.append(.send(connection, frame(entry, for: device, time: time, live: true)))
                 counters.eventsDelivered += 1
             }
             return actions

@@ -169,38 +169,6 @@ final class WebSocketSendBatchTests: XCTestCase {
         XCTAssertTrue(eventually { server.openWebSocketCount == 0 })
     }
 
-    /// Frames rendered on the connection's loop (``WebSocketSendBatch/send(rendering:to:)``,
-    /// the hub's results and relayed events): the function runs on the shard thread, after
-    /// `submit()`, once per frame; the frames arrive as its bytes, in order with the others,
-    /// and count for corking like them.
-    func testRenderedFramesAreMadeOnTheShardThreadInOrder() throws {
-        let (_, recorders, conns) = try connect(1)
-        let conn = conns[0], shard = conn.loop
-        XCTAssertFalse(shard === loop)
-        final class Calls: @unchecked Sendable {
-            let lock = NSLock()
-            var onShard: [Bool] = []
-            func add(_ onShard: Bool) { lock.lock(); self.onShard.append(onShard); lock.unlock() }
-            var all: [Bool] { lock.lock(); defer { lock.unlock() }; return onShard }
-        }
-        let calls = Calls()
-        let before = stats([shard])
-        loop.sync {
-            var batch = WebSocketSendBatch()
-            batch.send(text: "0:text", to: conn)
-            for i in 1 ... 3 {
-                batch.send(rendering: { calls.add(shard.isOnLoopThread); return Array("\(i):rendered".utf8) }, to: conn)
-            }
-            batch.send(utf8: Array("4:bytes".utf8), to: conn)
-            XCTAssertEqual(calls.all, [], "nothing is rendered before submit")
-            batch.submit()
-        }
-        XCTAssertTrue(eventually { recorders[0].received.count == 5 })
-        XCTAssertEqual(recorders[0].received, Array(0 ..< 5))
-        XCTAssertEqual(calls.all, [true, true, true], "rendered once each, on the shard thread")
-        XCTAssertEqual(stats([shard]).corks - before.corks, 1, "five sends to one connection: corked once")
-    }
-
     /// Cork selection: once per connection with ≥ minimum sends, closes not counted.
     func testCorksOnlyConnectionsWithSeveralFrames() {
         let items: [(id: Int, isSend: Bool)] = [(1, true), (2, true), (3, false), (3, true), (2, true), (4, true),

@@ -119,10 +119,8 @@ final class HubSetupWorkload {
             case .send(let id, let frame):
                 framesOut += 1
                 mix(String(id))
-                // Once: a deferred frame (a result, a relayed event) is rendered here,
-                // outside the metered batch, as the server renders it on a shard thread.
+                mix(frame.bytes)
                 let utf8 = frame.bytes
-                mix(utf8)
                 if utf8.starts(with: Self.resultPrefix),
                    (0 ... utf8.count - Self.acceptedField.count).contains(where: { utf8[$0 ..< $0 + Self.acceptedField.count].elementsEqual(Self.acceptedField) }) {
                     accepted += 1

@@ -60,25 +60,6 @@ final class WireBytesTests: XCTestCase {
 
     /// The outbox splice from stored bytes gives the bytes of the string splice it replaced,
     /// with and without extra fields, for payloads with and without the `{"v":1,` prefix.
-    /// Every frame of a setup (12 results, 13 relayed events) leaves the hub deferred
-    /// (``WireText/deferred(_:)``), to be rendered on the shard thread that writes it; the
-    /// bytes are pinned above.
-    func testASetupsFramesAreRenderedWhereTheyAreWritten() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wirebytes-\(UUID().uuidString)")
-        let workload = try HubSetupWorkload(directory: directory)
-        defer { workload.close() }
-        var deferred = 0, rendered = 0
-        try workload.run(workload.nextSetup(), batchSize: 24) { batch in
-            let actions = try batch()
-            for case .send(_, let frame) in actions {
-                if frame.renderer != nil { deferred += 1 } else { rendered += 1 }
-            }
-            return actions
-        }
-        XCTAssertEqual(deferred, 25)
-        XCTAssertEqual(rendered, 0)
-    }
-
     func testOutboxFrameFromBytesMatchesTheStringSplice() {
         let payloads = [#"{"v":1,"type":"call.ended","callID":"c1","sdp":"é😀\r\n"}"#, #"{"v":1,}"#, #"{"v":1,"#,
                         #"{"v":2,"type":"x"}"#, "", "{", #"{"type":"call.incoming"}"#,
