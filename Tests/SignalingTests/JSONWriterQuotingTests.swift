@@ -31,6 +31,33 @@ final class JSONWriterQuotingTests: XCTestCase {
         return out
     }
 
+    /// Keys and short values take a plain copy when nothing in them needs an escape
+    /// (``JSONWriter/appendPlain(_:to:)``), the word-wise escaper otherwise: a field is the
+    /// reference's bytes either way, for every special byte at every offset of keys and
+    /// values up to past ``JSONWriter/plainValueLimit``.
+    func testFieldsAreTheEscapersBytesOnThePlainPathAndOffIt() {
+        let specials = (0 ..< 0x20).map { Character(Unicode.Scalar(UInt8($0))) } + ["\"", "\\"]
+        for filler in ["a", "é", "€x"] {
+            for length in [0, 1, 7, 8, 31, 32, 33, 40] {
+                let base = String(repeating: filler, count: length)
+                var strings = [base]
+                for offset in 0 ... base.count {
+                    for special in specials {
+                        var text = base
+                        text.insert(special, at: text.index(text.startIndex, offsetBy: offset))
+                        strings.append(text)
+                    }
+                }
+                for text in strings {
+                    var w = JSONWriter()
+                    w.field(text, text)
+                    XCTAssertEqual(w.finishBytes(), [UInt8(ascii: "{")] + reference(text) + [UInt8(ascii: ":")] + reference(text) + [UInt8(ascii: "}")],
+                                   "\(Array(text.utf8))")
+                }
+            }
+        }
+    }
+
     func testEveryEscapeAtEveryOffsetMatchesTheByteByByteEscaper() {
         let specials = (0 ..< 0x20).map { Character(Unicode.Scalar(UInt8($0))) } + ["\"", "\\"]
         // Fillers: ASCII, and 2- and 3-byte UTF-8 (é, €), so offsets also fall mid-sequence.
