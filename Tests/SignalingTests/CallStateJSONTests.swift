@@ -11,38 +11,7 @@ final class CallStateJSONTests: XCTestCase {
     private let offer = SessionDescription(sdp: "v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\ns=\"quoted\" \\ back\tslash\r\na=ice-ufrag:abcd\r\n")
     private let answer = SessionDescription(sdp: "v=0\r\na=ice-ufrag:wxyz\r\nu=caf\u{e9} \u{1F600}\r\n")
 
-    /// States along a whole setup, as the reducer makes them: ringing (3 callee devices, one
-    /// pushed, a caller's other device), answered (stopped losers), candidates buffered,
-    /// active, ended.
-    private func setupStates() -> [CallState] {
-        let config = CallConfig()
-        var states: [CallState] = []
-        var state: CallState?
-        var now: Int64 = 1_700_000_000_000
-        func step(_ event: CallEvent) {
-            now += 250
-            let result = reduce(state, event, now: now, config: config)
-            if let next = result.state { state = next; states.append(next) }
-        }
-        step(.invite(CallInvite(callID: "call-1", caller: caller, callee: "bob",
-                                calleeDevices: ["d0": true, "d1": true, "d2": false],
-                                callerOtherDevices: ["laptop"], offer: offer)))
-        let d0 = DeviceKey(account: "bob", device: "d0")
-        step(.ringing(device: d0))
-        step(.ringing(device: DeviceKey(account: "bob", device: "d1")))
-        step(.iceCandidate(device: caller, generation: 1,
-                           candidate: IceCandidate(candidate: "candidate:1 1 udp 2122260223 192.0.2.1 5000 typ host",
-                                                   sdpMid: "0", sdpMLineIndex: 0, usernameFragment: "abcd")))
-        step(.iceCandidate(device: caller, generation: 1, candidate: IceCandidate(candidate: "")))
-        step(.answer(device: d0, seenRevision: state?.revision ?? 0, sdp: answer))
-        step(.iceCandidate(device: d0, generation: 1,
-                           candidate: IceCandidate(candidate: "candidate:2 1 udp 1 192.0.2.2 6000 typ host", sdpMid: "0")))
-        step(.mediaConnected(device: caller))
-        step(.mediaConnected(device: d0))
-        step(.sdpOffer(device: d0, generation: state?.negotiation.generation ?? 1, sdp: answer))
-        step(.hangup(device: caller))
-        return states
-    }
+    private func setupStates() -> [CallState] { CallStateSamples.setupStates() }
 
     func testReducerStatesRoundTripThroughTheSynthesizedDecoder() throws {
         let states = setupStates()
