@@ -171,9 +171,20 @@ final class OutboxIndex {
     /// no unacknowledged entry, which the caller deletes (now or, through
     /// ``deferDeletion(of:)``, later).
     func acknowledged(_ device: StoredDeviceKey, upTo seq: Int64) -> [Int64] {
-        guard var queue = queues[device], seq > queue.acked else { return [] }
-        queue.acked = seq
+        // The queue is changed in place (`values[slot]`): copied out and written back, its
+        // `pending` array was shared with the dictionary's copy when trimmed, so every
+        // acknowledgement copied it.
+        guard let slot = queues.index(forKey: device) else { return [] }
         var emptied: [Int64] = []
+        if Self.trim(&queues.values[slot], upTo: seq, unacked: &unacked, emptied: &emptied) { settled(device) }
+        return emptied
+    }
+
+    /// Acknowledges `queue` up to `seq`: the rows whose last unacknowledged entry it held go
+    /// to `emptied`. True when the queue is left with nothing pending (and `seq` moved it).
+    private static func trim(_ queue: inout Queue, upTo seq: Int64, unacked: inout [Int64: Int], emptied: inout [Int64]) -> Bool {
+        guard seq > queue.acked else { return false }
+        queue.acked = seq
         var trimmed = 0
         while trimmed < queue.pending.count, queue.pending[trimmed].seq <= seq {
             let row = queue.pending[trimmed].row
@@ -187,9 +198,7 @@ final class OutboxIndex {
             trimmed += 1
         }
         queue.pending.removeFirst(trimmed)
-        queues[device] = queue
-        if queue.pending.isEmpty { settled(device) }
-        return emptied
+        return queue.pending.isEmpty
     }
 
     /// Rows left with no unacknowledged entry (from ``acknowledged(_:upTo:)``), deleted
