@@ -6,11 +6,11 @@ import Storage
 /// every accepted step.
 ///
 /// Why not the JSON of ``CallStateJSON``: writing it was ~6 % of the hub's instructions per
-/// command (callgrind, docs/benchmarks.md "Call state stored compactly"), and at ~1 KB
-/// (mostly key names and repeated account names) a row was ~4× this form, so fewer rows
-/// shared a B-tree leaf and a batch's steps dirtied more pages. Reading it back is a loop
-/// over the bytes instead of `JSONDecoder`. Rows written as JSON (older builds) are still
-/// read: JSON starts with `{`, this form with ``formatTag``.
+/// command (callgrind, docs/benchmarks.md "Call state stored compactly"), and, mostly key
+/// names and repeated account names, it was 4–5× this form (725–960 against 151–233 bytes
+/// along a setup, `CallStateCompactTests`). Reading it back is a loop over the bytes
+/// instead of `JSONDecoder`. Rows written as JSON (older builds) are still read: JSON starts
+/// with `{`, this form with ``formatTag``.
 ///
 ///     byte 0    formatTag (0x01)
 ///     …         callID, revision, phaseRevision, phase, caller, callee,

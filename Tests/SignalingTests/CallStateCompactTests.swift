@@ -62,12 +62,15 @@ final class CallStateCompactTests: XCTestCase {
     /// The stored form leaves the bodies out (``CallDescriptions`` holds them) and is a
     /// fraction of the JSON row.
     func testTheStoredRowHasNoSDPAndIsSmallerThanTheJSON() throws {
+        var sizes: [(compact: Int, json: Int)] = []
+        defer { print("call rows along a setup, compact against JSON bytes: \(sizes.map { "\($0.compact)/\($0.json)" })") }
         for state in CallStateSamples.setupStates() {
             let encoded = CallStateCodec.encodeForStore(state)
             XCTAssertFalse(String(decoding: encoded.state, as: UTF8.self).contains("ice-ufrag"))
             XCTAssertEqual(try CallStateCodec.decode(encoded.state, descriptions: encoded.descriptions), state)
             let json = CallStateJSON.encode(state, omittingSDP: true)
             XCTAssertLessThan(encoded.state.count * 2, json.count, "\(encoded.state.count) against \(json.count) bytes")
+            sizes.append((encoded.state.count, json.count))
         }
     }
 
