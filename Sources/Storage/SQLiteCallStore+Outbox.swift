@@ -112,8 +112,8 @@ extension SQLiteCallStore {
         }
     }
 
-    /// Deletes the log rows with IDs in `ids` (rows of the range that do not exist are no
-    /// matter).
+    /// Deletes the log rows whose IDs are in `ids` (the caller passes runs of rows it knows
+    /// to be orphaned, so nothing else is in the range).
     static func deleteLogRows(_ ids: ClosedRange<Int64>, in connection: SQLiteConnection) throws {
         guard ids.lowerBound < ids.upperBound else { return try deleteLogRow(ids.lowerBound, in: connection) }
         try connection.with("DELETE FROM outbox_log WHERE id BETWEEN ?1 AND ?2") { statement in
