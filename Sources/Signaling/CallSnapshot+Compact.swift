@@ -16,14 +16,7 @@ extension CallSnapshot {
         w.varint(UInt64(devices.count))
         for entry in devices {
             encode(entry.device, to: &w)
-            switch entry.participation {
-            case .ringing: w.byte(0)
-            case .ringingAcknowledged: w.byte(1)
-            case .answered: w.byte(2)
-            case .stopped(let reason): w.byte(3); w.string(reason.rawValue)
-            case .callerDevice: w.byte(4)
-            case .inProgressElsewhere: w.byte(5)
-            }
+            entry.participation.encode(to: &w)
         }
         encodeOptional(answeredBy, to: &w)
         w.optionalString(endReason?.rawValue)
@@ -50,17 +43,7 @@ extension CallSnapshot {
         var devices: [DeviceEntry] = []
         for _ in 0..<count {
             let device = try decodeDevice(from: &r, caller: caller, callee: callee)
-            let participation: DeviceParticipation
-            switch try r.byte() {
-            case 0: participation = .ringing
-            case 1: participation = .ringingAcknowledged
-            case 2: participation = .answered
-            case 3: participation = .stopped(try r.raw(StopReason.self))
-            case 4: participation = .callerDevice
-            case 5: participation = .inProgressElsewhere
-            default: throw CompactReader.Malformed()
-            }
-            devices.append(DeviceEntry(device: device, participation: participation))
+            devices.append(DeviceEntry(device: device, participation: try DeviceParticipation.decode(from: &r)))
         }
         let answeredBy = try decodeOptional(from: &r, caller: caller, callee: callee)
         let endReason = try r.optionalString().map { text -> CallEndReason in
@@ -114,6 +97,33 @@ extension CallSnapshot {
         switch try r.byte() {
         case 0: return nil
         case 1: return try decodeDevice(from: &r, caller: caller, callee: callee)
+        default: throw CompactReader.Malformed()
+        }
+    }
+}
+
+/// A device's participation in the compact forms (``CallSnapshot``'s here, ``CallStateCompact``):
+/// one byte, and a stop's reason as its raw string.
+extension DeviceParticipation {
+    func encode(to w: inout CompactWriter) {
+        switch self {
+        case .ringing: w.byte(0)
+        case .ringingAcknowledged: w.byte(1)
+        case .answered: w.byte(2)
+        case .stopped(let reason): w.byte(3); w.string(reason.rawValue)
+        case .callerDevice: w.byte(4)
+        case .inProgressElsewhere: w.byte(5)
+        }
+    }
+
+    static func decode(from r: inout CompactReader) throws -> DeviceParticipation {
+        switch try r.byte() {
+        case 0: return .ringing
+        case 1: return .ringingAcknowledged
+        case 2: return .answered
+        case 3: return .stopped(try r.raw(StopReason.self))
+        case 4: return .callerDevice
+        case 5: return .inProgressElsewhere
         default: throw CompactReader.Malformed()
         }
     }

@@ -38,14 +38,7 @@ enum CallStateCompact {
         w.varint(UInt64(state.participation.count))
         for (key, participation) in state.participation.sorted(by: { $0.key < $1.key }) {
             device(key, to: &w)
-            switch participation {
-            case .ringing: w.byte(0)
-            case .ringingAcknowledged: w.byte(1)
-            case .answered: w.byte(2)
-            case .stopped(let reason): w.byte(3); w.string(reason.rawValue)
-            case .callerDevice: w.byte(4)
-            case .inProgressElsewhere: w.byte(5)
-            }
+            participation.encode(to: &w)
         }
         w.varint(UInt64(state.pushedDevices.count))
         for key in state.pushedDevices.sorted() { device(key, to: &w) }
@@ -97,15 +90,7 @@ enum CallStateCompact {
         var participation: [DeviceKey: DeviceParticipation] = [:]
         for _ in 0 ..< (try count(from: &r)) {
             let key = try device(from: &r)
-            switch try r.byte() {
-            case 0: participation[key] = .ringing
-            case 1: participation[key] = .ringingAcknowledged
-            case 2: participation[key] = .answered
-            case 3: participation[key] = .stopped(try r.raw(StopReason.self))
-            case 4: participation[key] = .callerDevice
-            case 5: participation[key] = .inProgressElsewhere
-            default: throw CompactReader.Malformed()
-            }
+            participation[key] = try DeviceParticipation.decode(from: &r)
         }
         var pushed: Set<DeviceKey> = []
         for _ in 0 ..< (try count(from: &r)) { pushed.insert(try device(from: &r)) }

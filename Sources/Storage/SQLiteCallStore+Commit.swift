@@ -71,12 +71,7 @@ extension SQLiteCallStore {
             INSERT INTO processed_events (account, device, event_id, payload_hash, result, processed_at)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
             """) { statement in
-            try statement.bind(1, event.account)
-            try statement.bind(2, event.device)
-            try statement.bind(3, event.eventID)
-            try statement.bind(4, event.payloadHash)
-            try statement.bind(5, event.result)
-            try statement.bind(6, event.processedAt)
+            try bindEvent(event, to: statement)
             try statement.run()
         }
     }
@@ -88,15 +83,20 @@ extension SQLiteCallStore {
             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
             ON CONFLICT (account, device, event_id) DO NOTHING
             """) { statement in
-            try statement.bind(1, event.account)
-            try statement.bind(2, event.device)
-            try statement.bind(3, event.eventID)
-            try statement.bind(4, event.payloadHash)
-            try statement.bind(5, event.result)
-            try statement.bind(6, event.processedAt)
+            try bindEvent(event, to: statement)
             try statement.run()
         }
         return connection.changes == 1
+    }
+
+    /// The six values of a `processed_events` row, as ?1 … ?6.
+    private static func bindEvent(_ event: ProcessedEvent, to statement: SQLiteStatement) throws {
+        try statement.bind(1, event.account)
+        try statement.bind(2, event.device)
+        try statement.bind(3, event.eventID)
+        try statement.bind(4, event.payloadHash)
+        try statement.bind(5, event.result)
+        try statement.bind(6, event.processedAt)
     }
 
     /// Whether the step's expected revision is the stored one by what this connection wrote

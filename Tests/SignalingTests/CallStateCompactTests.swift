@@ -9,49 +9,8 @@ import XCTest
 /// bodies stay out of the row, rows of older builds (JSON) are still read, and bad bytes
 /// are a typed error.
 final class CallStateCompactTests: XCTestCase {
-    private let caller = DeviceKey(account: "alice", device: "phone")
-    private let offer = SessionDescription(sdp: "v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\ns=\"quoted\" \\ back\tslash\r\na=ice-ufrag:abcd\r\n")
-    private let answer = SessionDescription(sdp: "v=0\r\na=ice-ufrag:wxyz\r\nu=caf\u{e9} \u{1F600}\r\n")
-
-    private func everyCase() -> [CallState] {
-        let d0 = DeviceKey(account: "bob", device: "d0")
-        var participation: [DeviceKey: DeviceParticipation] = [caller: .callerDevice,
-                                                               DeviceKey(account: "alice", device: "tab"): .inProgressElsewhere,
-                                                               d0: .answered,
-                                                               DeviceKey(account: "bob", device: "d1"): .ringingAcknowledged,
-                                                               DeviceKey(account: "bob", device: "d2"): .ringing]
-        for (index, reason) in StopReason.allCases.enumerated() {
-            participation[DeviceKey(account: "bob", device: "s\(index)")] = .stopped(reason)
-        }
-        var states: [CallState] = []
-        for phase in CallPhase.allCases {
-            for media in CallMedia.allCases {
-                for reason in CallEndReason.allCases.prefix(phase == .ended ? CallEndReason.allCases.count : 1) {
-                    states.append(CallState(
-                        callID: "c\u{2028}\u{0}", revision: Int64.max, phaseRevision: Int64.min, phase: phase, caller: caller,
-                        callee: "bob", participation: participation, pushedDevices: [DeviceKey(account: "bob", device: "d2"), d0],
-                        answeredBy: d0, endReason: reason, endedBy: caller, createdAt: -1, endedAt: 2,
-                        deadlines: CallDeadlines(ring: 3, inviteExpiry: 4, connect: 5, reconnect: 6),
-                        negotiation: Negotiation(
-                            generation: 7,
-                            pendingOffer: NegotiatedDescription(side: .callee, generation: 7, description: answer),
-                            lastAnswer: NegotiatedDescription(side: .caller, generation: 6, description: offer),
-                            callerUfrag: "abcd", calleeUfrag: "wxyz", politeSide: .callee,
-                            buffered: [d0: CandidateBuffer(generation: 7, candidates: [
-                                IceCandidate(candidate: "a", sdpMid: "1", sdpMLineIndex: 1, usernameFragment: "u"),
-                                IceCandidate(candidate: "", sdpMLineIndex: Int.min)]),
-                                       caller: CandidateBuffer(generation: 6, candidates: [])]),
-                        media: media))
-                }
-            }
-        }
-        states.append(CallState(callID: "c", revision: 1, phaseRevision: 1, phase: .ringing, caller: caller, callee: "bob",
-                                participation: [:], createdAt: 0))
-        return states
-    }
-
     func testEveryStateAndCaseRoundTrips() throws {
-        for state in CallStateSamples.setupStates() + everyCase() {
+        for state in CallStateSamples.setupStates() + CallStateSamples.everyCase() {
             let bytes = CallStateCompact.encode(state, omittingSDP: false)
             XCTAssertTrue(CallStateCompact.isCompact(bytes))
             XCTAssertEqual(try CallStateCompact.decode(bytes), state, "revision \(state.revision)")
@@ -76,7 +35,7 @@ final class CallStateCompactTests: XCTestCase {
 
     /// Rows written by older builds hold the JSON; they are read as before.
     func testJSONRowsOfOlderBuildsAreStillRead() throws {
-        for state in CallStateSamples.setupStates() + everyCase() {
+        for state in CallStateSamples.setupStates() + CallStateSamples.everyCase() {
             let json = CallStateJSON.encode(state, omittingSDP: true)
             XCTAssertFalse(CallStateCompact.isCompact(json))
             XCTAssertEqual(try CallStateCodec.decode(json), try CallStateCompact.decode(CallStateCompact.encode(state, omittingSDP: true)))
@@ -84,7 +43,7 @@ final class CallStateCompactTests: XCTestCase {
     }
 
     func testEqualStatesEncodeToEqualBytes() {
-        for state in CallStateSamples.setupStates() + everyCase() {
+        for state in CallStateSamples.setupStates() + CallStateSamples.everyCase() {
             var copy = state
             copy.participation = Dictionary(uniqueKeysWithValues: state.participation.reversed())
             copy.pushedDevices = Set(state.pushedDevices.reversed())

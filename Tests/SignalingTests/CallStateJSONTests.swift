@@ -28,39 +28,9 @@ final class CallStateJSONTests: XCTestCase {
     }
 
     func testEveryOptionalAndCaseRoundTrips() throws {
-        let d0 = DeviceKey(account: "bob", device: "d0")
-        var participation: [DeviceKey: DeviceParticipation] = [caller: .callerDevice,
-                                                               DeviceKey(account: "alice", device: "tab"): .inProgressElsewhere,
-                                                               d0: .answered,
-                                                               DeviceKey(account: "bob", device: "d1"): .ringingAcknowledged,
-                                                               DeviceKey(account: "bob", device: "d2"): .ringing]
-        for (index, reason) in StopReason.allCases.enumerated() {
-            participation[DeviceKey(account: "bob", device: "s\(index)")] = .stopped(reason)
+        for state in CallStateSamples.everyCase() {
+            XCTAssertEqual(try JSONDecoder().decode(CallState.self, from: CallStateJSON.encode(state)), state)
         }
-        for phase in CallPhase.allCases {
-            for media in CallMedia.allCases {
-                let state = CallState(
-                    callID: "c\u{2028}\u{0}", revision: Int64.max, phaseRevision: -1, phase: phase, caller: caller, callee: "bob",
-                    participation: participation, pushedDevices: [DeviceKey(account: "bob", device: "d2"), d0],
-                    answeredBy: d0, endReason: CallEndReason.allCases.randomElement(), endedBy: caller,
-                    createdAt: 1, endedAt: 2,
-                    deadlines: CallDeadlines(ring: 3, inviteExpiry: 4, connect: 5, reconnect: 6),
-                    negotiation: Negotiation(
-                        generation: 7,
-                        pendingOffer: NegotiatedDescription(side: .callee, generation: 7, description: answer),
-                        lastAnswer: NegotiatedDescription(side: .caller, generation: 6, description: offer),
-                        callerUfrag: "abcd", calleeUfrag: "wxyz", politeSide: .caller,
-                        buffered: [d0: CandidateBuffer(generation: 7, candidates: [
-                            IceCandidate(candidate: "a", sdpMid: "1", sdpMLineIndex: 1, usernameFragment: "u"),
-                            IceCandidate(candidate: "")]),
-                                   caller: CandidateBuffer(generation: 6, candidates: [])]),
-                    media: media)
-                XCTAssertEqual(try JSONDecoder().decode(CallState.self, from: CallStateJSON.encode(state)), state)
-            }
-        }
-        let bare = CallState(callID: "c", revision: 1, phaseRevision: 1, phase: .ringing, caller: caller, callee: "bob",
-                             participation: [:], createdAt: 0)
-        XCTAssertEqual(try JSONDecoder().decode(CallState.self, from: CallStateJSON.encode(bare)), bare)
     }
 
     /// Same JSON value as `JSONEncoder` (compared as parsed objects; with one entry per

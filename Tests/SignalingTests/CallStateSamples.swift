@@ -39,4 +39,43 @@ enum CallStateSamples {
         return states
     }
 
+
+    /// Every phase × media (× end reason when ended), with every optional set and every
+    /// participation case, extreme numbers and escapes in the call ID; and a bare state.
+    static func everyCase() -> [CallState] {
+        let d0 = DeviceKey(account: "bob", device: "d0")
+        var participation: [DeviceKey: DeviceParticipation] = [caller: .callerDevice,
+                                                               DeviceKey(account: "alice", device: "tab"): .inProgressElsewhere,
+                                                               d0: .answered,
+                                                               DeviceKey(account: "bob", device: "d1"): .ringingAcknowledged,
+                                                               DeviceKey(account: "bob", device: "d2"): .ringing]
+        for (index, reason) in StopReason.allCases.enumerated() {
+            participation[DeviceKey(account: "bob", device: "s\(index)")] = .stopped(reason)
+        }
+        var states: [CallState] = []
+        for phase in CallPhase.allCases {
+            for media in CallMedia.allCases {
+                for reason in CallEndReason.allCases.prefix(phase == .ended ? CallEndReason.allCases.count : 1) {
+                    states.append(CallState(
+                        callID: "c\u{2028}\u{0}", revision: Int64.max, phaseRevision: Int64.min, phase: phase, caller: caller,
+                        callee: "bob", participation: participation, pushedDevices: [DeviceKey(account: "bob", device: "d2"), d0],
+                        answeredBy: d0, endReason: reason, endedBy: caller, createdAt: -1, endedAt: 2,
+                        deadlines: CallDeadlines(ring: 3, inviteExpiry: 4, connect: 5, reconnect: 6),
+                        negotiation: Negotiation(
+                            generation: 7,
+                            pendingOffer: NegotiatedDescription(side: .callee, generation: 7, description: answer),
+                            lastAnswer: NegotiatedDescription(side: .caller, generation: 6, description: offer),
+                            callerUfrag: "abcd", calleeUfrag: "wxyz", politeSide: .callee,
+                            buffered: [d0: CandidateBuffer(generation: 7, candidates: [
+                                IceCandidate(candidate: "a", sdpMid: "1", sdpMLineIndex: 1, usernameFragment: "u"),
+                                IceCandidate(candidate: "", sdpMLineIndex: Int.min)]),
+                                       caller: CandidateBuffer(generation: 6, candidates: [])]),
+                        media: media))
+                }
+            }
+        }
+        states.append(CallState(callID: "c", revision: 1, phaseRevision: 1, phase: .ringing, caller: caller, callee: "bob",
+                                participation: [:], createdAt: 0))
+        return states
+    }
 }
