@@ -122,14 +122,14 @@ public struct JSONWriter: Sendable {
         bytes.append(UInt8(ascii: ":"))
     }
 
-    /// Appends `"key"` when no byte of `key` needs an escape, as with every key this code
-    /// writes; false, having appended nothing, otherwise. A byte loop over a name of a few
-    /// bytes: ``appendQuoted(_:to:)-([UInt8])`` cost ~330 instructions per short string, and
-    /// a snapshot alone has ~12 keys (callgrind, docs/benchmarks.md "Keys without the escape
-    /// scan").
+    /// Appends `"text"` when no byte of `text` needs an escape, as with every key this code
+    /// writes and most short values; false, having appended nothing, otherwise. A byte loop
+    /// over a few bytes: ``appendQuoted(_:to:)-([UInt8])`` cost ~330 instructions per short
+    /// string, and a snapshot alone has ~12 keys (callgrind, docs/benchmarks.md "Keys without
+    /// the escape scan").
     @inline(__always)
-    static func appendPlain(_ key: String, to out: inout [UInt8]) -> Bool {
-        key.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
+    static func appendPlain(_ text: String, to out: inout [UInt8]) -> Bool {
+        text.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
             for byte in utf8 where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return false }
             out.append(UInt8(ascii: "\""))
             out.append(contentsOf: utf8)
