@@ -83,3 +83,14 @@ let package = Package(
         .testTarget(name: "SystemLibraryTests", dependencies: ["CNice", "CSRTP", "COpus", "COpenSSL", "CSoup", "CSQLite"]),
     ]
 )
+
+/// Release builds drop Swift's run-time exclusivity checks (`-enforce-exclusivity=unchecked`):
+/// every access to a class's stored `var` paid a `swift_beginAccess`/`swift_endAccess` pair
+/// with a thread-local access set, ~800 per call setup on the signaling hub, ~3 % of its
+/// instructions (callgrind, docs/benchmarks.md "Exclusivity checks off in release builds").
+/// Debug builds, which `swift test` runs, keep the checks, so a conflicting access still
+/// traps under the whole test suite; the compile-time checks stay on in both.
+let releaseOnly: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
+for target in package.targets where target.type == .regular || target.type == .executable {
+    target.swiftSettings = (target.swiftSettings ?? []) + releaseOnly
+}
