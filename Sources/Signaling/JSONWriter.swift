@@ -1,29 +1,29 @@
 /// Builds one JSON object as text, field by field, without a reflection-based encoder on
 /// the relay path (every relayed event is written once per recipient).
 ///
-/// The object is built as UTF-8 bytes and turned into a `String` once, in `finish()`.
+/// The object is built as UTF-8 bytes in a buffer of its own (``JSONByteBuffer``) and copied
+/// out once, as a `String` (`finish()`) or bytes (`finishBytes()`).
 /// Strings are escaped per RFC 8259 §7, byte-wise: runs of bytes that need no escape (all
 /// but `"`, `\` and U+0000–U+001F; multi-byte UTF-8 sequences never contain bytes below
 /// 0x80) are copied in bulk, so a 3 KB SDP with a CRLF per line costs a few dozen appends
 /// instead of one per character. `raw` splices text that is already JSON.
-public struct JSONWriter: Sendable {
-    private var bytes: [UInt8]
+public struct JSONWriter: ~Copyable {
+    private var out: JSONByteBuffer
     private var first = true
 
     /// 256: the envelope of a typical event; grows once for SDP-carrying events.
     public init(capacity: Int = 256) {
-        bytes = []
-        bytes.reserveCapacity(capacity)
-        bytes.append(UInt8(ascii: "{"))
+        out = JSONByteBuffer(capacity: capacity)
+        out.put(UInt8(ascii: "{"))
     }
 
-    public mutating func field(_ key: String, _ value: String?) {
+    public mutating func field(_ key: StaticString, _ value: String?) {
         guard let value else { return }
         key_(key)
         // Short values (names, IDs, enum cases) mostly need no escape: the plain copy; long
         // ones (SDP, candidates) go through the word-wise scan, faster per byte.
-        if value.utf8.count > Self.plainValueLimit || !Self.appendPlain(value, to: &bytes) {
-            Self.appendQuoted(value, to: &bytes)
+        if value.utf8.count > Self.plainValueLimit || !Self.appendPlain(value, to: &out) {
+            Self.appendQuoted(value, to: &out)
         }
     }
 
@@ -31,109 +31,125 @@ public struct JSONWriter: Sendable {
     /// the byte loop of ``appendPlain(_:to:)`` costs more than the word-wise scan.
     static let plainValueLimit = 32
 
-    public mutating func field(_ key: String, _ value: Int64?) {
+    public mutating func field(_ key: StaticString, _ value: Int64?) {
         guard let value else { return }
         key_(key)
-        Self.appendDecimal(value, to: &bytes)
+        Self.appendDecimal(value, to: &out)
     }
 
-    public mutating func field(_ key: String, _ value: Int?) {
+    public mutating func field(_ key: StaticString, _ value: Int?) {
         guard let value else { return }
         key_(key)
-        Self.appendDecimal(Int64(value), to: &bytes)
+        Self.appendDecimal(Int64(value), to: &out)
     }
 
-    public mutating func field(_ key: String, _ value: Bool?) {
+    public mutating func field(_ key: StaticString, _ value: Bool?) {
         guard let value else { return }
         key_(key)
-        bytes.append(contentsOf: (value ? "true" : "false").utf8)
+        put(value ? "true" : "false")
     }
 
     /// A string field whose JSON literal (quotes included) is already made, e.g. by
     /// ``QuotedSDPMemo``: the bytes of `field(key, text)` for the text `quoted` stands for.
-    mutating func field(_ key: String, quoted: [UInt8]?) {
+    mutating func field(_ key: StaticString, quoted: [UInt8]?) {
         guard let quoted else { return }
         key_(key)
-        bytes.append(contentsOf: quoted)
+        quoted.withUnsafeBufferPointer { out.put($0) }
     }
 
     /// Splices `json`, which must already be a complete JSON value.
-    public mutating func raw(_ key: String, _ json: String?) {
-        guard let json else { return }
+    public mutating func raw(_ key: StaticString, _ json: String?) {
+        guard var json else { return }
         key_(key)
-        bytes.append(contentsOf: json.utf8)
+        json.withUTF8 { out.put($0) }
     }
 
-    public mutating func null(_ key: String) {
+    public mutating func null(_ key: StaticString) {
         key_(key)
-        bytes.append(contentsOf: "null".utf8)
+        put("null")
     }
 
     /// A nested object under `key`, its fields written by `body` straight into this writer:
     /// the bytes of `raw(key, <a separate writer's finish()>)` without the second buffer
     /// and string.
-    mutating func object(_ key: String, _ body: (inout JSONWriter) -> Void) {
+    mutating func object(_ key: StaticString, _ body: (inout JSONWriter) -> Void) {
         key_(key)
-        bytes.append(UInt8(ascii: "{"))
+        out.put(UInt8(ascii: "{"))
         first = true
         body(&self)
-        bytes.append(UInt8(ascii: "}"))
+        out.put(UInt8(ascii: "}"))
         first = false
     }
 
     /// An array of objects under `key`, one per element, each written by `body` in place:
     /// the bytes of `raw(key, "[" + elements.map { <object> }.joined(separator: ",") + "]")`.
-    mutating func objects<S: Sequence>(_ key: String, _ elements: S, _ body: (inout JSONWriter, S.Element) -> Void) {
+    mutating func objects<S: Sequence>(_ key: StaticString, _ elements: S, _ body: (inout JSONWriter, S.Element) -> Void) {
         key_(key)
-        bytes.append(UInt8(ascii: "["))
+        out.put(UInt8(ascii: "["))
         var firstElement = true
         for element in elements {
-            if firstElement { firstElement = false } else { bytes.append(UInt8(ascii: ",")) }
-            bytes.append(UInt8(ascii: "{"))
+            if firstElement { firstElement = false } else { out.put(UInt8(ascii: ",")) }
+            out.put(UInt8(ascii: "{"))
             first = true
             body(&self, element)
-            bytes.append(UInt8(ascii: "}"))
+            out.put(UInt8(ascii: "}"))
         }
-        bytes.append(UInt8(ascii: "]"))
+        out.put(UInt8(ascii: "]"))
         first = false
     }
 
     public consuming func finish() -> String {
-        bytes.append(UInt8(ascii: "}"))
-        return String(decoding: bytes, as: UTF8.self)
+        out.put(UInt8(ascii: "}"))
+        return out.string()
     }
 
-    /// The object's UTF-8 bytes: those of ``finish()``, without making a `String` (a copy
-    /// and a UTF-8 validation) for bytes that go to storage or the wire as bytes.
+    /// The object's UTF-8 bytes: those of ``finish()``, without making a `String` (a
+    /// UTF-8 validation) for bytes that go to storage or the wire as bytes.
     consuming func finishBytes() -> [UInt8] {
-        bytes.append(UInt8(ascii: "}"))
-        return bytes
+        out.put(UInt8(ascii: "}"))
+        return out.array()
     }
 
     /// ``finishBytes()`` as a frame to send. The bytes are valid UTF-8: every value went in
-    /// as a Swift `String` (escaped byte-wise, never split inside a sequence) or as ASCII.
+    /// as a Swift `String` (escaped byte-wise, never split inside a sequence) or as ASCII,
+    /// every key as a `StaticString` (valid UTF-8 by construction).
     consuming func finishFrame() -> WireText {
         WireText(utf8: finishBytes())
     }
 
-    private mutating func key_(_ key: String) {
-        if first { first = false } else { bytes.append(UInt8(ascii: ",")) }
-        if !Self.appendPlain(key, to: &bytes) { Self.appendQuoted(key, to: &bytes) }
-        bytes.append(UInt8(ascii: ":"))
+    /// `,"key":`. Keys are literals of this code, which need no escape; one that would is
+    /// escaped all the same (a byte loop over a few bytes, then the general path).
+    @inline(__always)
+    private mutating func key_(_ key: StaticString) {
+        let comma = !first
+        first = false
+        key.withUTF8Buffer { utf8 in
+            for byte in utf8 where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                if comma { out.put(UInt8(ascii: ",")) }
+                Self.appendQuoted(utf8, to: &out)
+                out.put(UInt8(ascii: ":"))
+                return
+            }
+            out.putKey(utf8, comma: comma)
+        }
     }
 
-    /// Appends `"text"` when no byte of `text` needs an escape, as with every key this code
-    /// writes and most short values; false, having appended nothing, otherwise. A byte loop
-    /// over a few bytes: ``appendQuoted(_:to:)-([UInt8])`` cost ~330 instructions per short
-    /// string, and a snapshot alone has ~12 keys (callgrind, docs/benchmarks.md "Keys without
-    /// the escape scan").
+    private mutating func put(_ literal: StaticString) {
+        literal.withUTF8Buffer { out.put($0) }
+    }
+
+    /// Appends `"text"` when no byte of `text` needs an escape, as with most short values;
+    /// false, having appended nothing, otherwise. A byte loop over a few bytes:
+    /// ``appendQuoted(_:to:)`` cost ~330 instructions per short string
+    /// (callgrind, docs/benchmarks.md "Keys without the escape scan").
     @inline(__always)
-    static func appendPlain(_ text: String, to out: inout [UInt8]) -> Bool {
+    static func appendPlain<Sink: JSONByteSink & ~Copyable>(_ text: String, to out: inout Sink) -> Bool {
         text.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
             for byte in utf8 where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return false }
-            out.append(UInt8(ascii: "\""))
-            out.append(contentsOf: utf8)
-            out.append(UInt8(ascii: "\""))
+            out.reserve(utf8.count + 2)
+            out.put(UInt8(ascii: "\""))
+            out.put(utf8)
+            out.put(UInt8(ascii: "\""))
             return true
         } ?? false
     }
@@ -148,19 +164,20 @@ public struct JSONWriter: Sendable {
 
     /// Appends `value` in decimal, the bytes of `String(value)` (`-` and digits, no leading
     /// zeros), without making the string.
-    static func appendDecimal(_ value: Int64, to out: inout [UInt8]) {
-        if value < 0 { out.append(UInt8(ascii: "-")) }
-        var magnitude = value.magnitude
-        var digits = 1
-        var rest = magnitude / 10
-        while rest > 0 { digits += 1; rest /= 10 }
-        let start = out.count
-        out.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: digits))
-        var k = start + digits - 1
-        while magnitude > 0 {
-            out[k] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-            magnitude /= 10
-            k -= 1
+    static func appendDecimal<Sink: JSONByteSink & ~Copyable>(_ value: Int64, to out: inout Sink) {
+        if value < 0 { out.put(UInt8(ascii: "-")) }
+        // 20 digits: UInt64.max; filled from the end.
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            var magnitude = value.magnitude
+            var k = buffer.count
+            repeat {
+                k -= 1
+                buffer[k] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            let bytes = UnsafeBufferPointer(start: buffer.baseAddress!.assumingMemoryBound(to: UInt8.self) + k, count: buffer.count - k)
+            out.put(bytes)
         }
     }
 
@@ -171,21 +188,19 @@ public struct JSONWriter: Sendable {
     /// bulk; only an 8-byte word that holds a byte to escape is looked at byte by byte. A
     /// 3 KB SDP with a CRLF per line was ~18 instructions per byte byte-wise, ~4 this way
     /// (callgrind, docs/benchmarks.md "Hub Swift CPU per command").
-    static func appendQuoted(_ value: String, to out: inout [UInt8]) {
+    static func appendQuoted<Sink: JSONByteSink & ~Copyable>(_ value: String, to out: inout Sink) {
         var value = value
         value.withUTF8 { appendQuoted($0, to: &out) }
     }
 
-    /// ``appendQuoted(_:to:)-([UInt8])`` of UTF-8 bytes.
-    static func appendQuoted(_ utf8: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+    /// ``appendQuoted(_:to:)`` of UTF-8 bytes.
+    static func appendQuoted<Sink: JSONByteSink & ~Copyable>(_ utf8: UnsafeBufferPointer<UInt8>, to out: inout Sink) {
         let count = utf8.count
-        // Geometric growth (an exact reserve per call would reallocate on every field); the
-        // escapes may still grow it once more.
-        let needed = out.count + count + 2
-        if out.capacity < needed { out.reserveCapacity(Swift.max(needed, 2 * out.capacity)) }
-        out.append(UInt8(ascii: "\""))
+        // Room for the text unescaped; the escapes may still grow it.
+        out.reserve(count + 2)
+        out.put(UInt8(ascii: "\""))
         guard let base = utf8.baseAddress else {
-            out.append(UInt8(ascii: "\""))
+            out.put(UInt8(ascii: "\""))
             return
         }
         var runStart = 0
@@ -219,28 +234,28 @@ public struct JSONWriter: Sendable {
                     i += 1
                     continue
                 }
-                if runStart < i { out.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: i - runStart)) }
-                out.append(UInt8(ascii: "\\"))
+                if runStart < i { out.put(UnsafeBufferPointer(start: base + runStart, count: i - runStart)) }
+                out.put(UInt8(ascii: "\\"))
                 switch byte {
-                case UInt8(ascii: "\""): out.append(UInt8(ascii: "\""))
-                case UInt8(ascii: "\\"): out.append(UInt8(ascii: "\\"))
-                case UInt8(ascii: "\n"): out.append(UInt8(ascii: "n"))
-                case UInt8(ascii: "\r"): out.append(UInt8(ascii: "r"))
-                case UInt8(ascii: "\t"): out.append(UInt8(ascii: "t"))
+                case UInt8(ascii: "\""): out.put(UInt8(ascii: "\""))
+                case UInt8(ascii: "\\"): out.put(UInt8(ascii: "\\"))
+                case UInt8(ascii: "\n"): out.put(UInt8(ascii: "n"))
+                case UInt8(ascii: "\r"): out.put(UInt8(ascii: "r"))
+                case UInt8(ascii: "\t"): out.put(UInt8(ascii: "t"))
                 default:
                     // \u00XX for the other control characters.
-                    out.append(UInt8(ascii: "u"))
-                    out.append(UInt8(ascii: "0"))
-                    out.append(UInt8(ascii: "0"))
-                    out.append(hexDigit(byte >> 4))
-                    out.append(hexDigit(byte & 0xF))
+                    out.put(UInt8(ascii: "u"))
+                    out.put(UInt8(ascii: "0"))
+                    out.put(UInt8(ascii: "0"))
+                    out.put(hexDigit(byte >> 4))
+                    out.put(hexDigit(byte & 0xF))
                 }
                 i += 1
                 runStart = i
             }
         }
-        if runStart < count { out.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: count - runStart)) }
-        out.append(UInt8(ascii: "\""))
+        if runStart < count { out.put(UnsafeBufferPointer(start: base + runStart, count: count - runStart)) }
+        out.put(UInt8(ascii: "\""))
     }
 
     /// Whether any of the 8 bytes of `word` is below 0x20, `"` or `\` (SWAR: a byte b < n

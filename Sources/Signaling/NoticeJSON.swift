@@ -29,7 +29,7 @@ public enum NoticeJSON {
                        snapshots: inout SnapshotJSONMemo, sdps: inout QuotedSDPMemo) -> [UInt8] {
         var w = JSONWriter()
         w.field("v", 1)
-        func header(_ type: String, _ snapshot: CallSnapshot?) {
+        func header(_ type: String, _ snapshot: CallSnapshot?, to w: inout JSONWriter) {
             w.field("type", type)
             w.field("callID", callID)
             if let snapshot { w.field("revision", snapshot.revision) }
@@ -37,44 +37,44 @@ public enum NoticeJSON {
         }
         switch notice {
         case .incomingCall(let snapshot, let offer):
-            header(incomingType, snapshot)
+            header(incomingType, snapshot, to: &w)
             w.raw("snapshot", snapshots.render(snapshot))
             w.field("sdp", quoted: offer.map { sdps.quoted($0.sdp) })
         case .inProgressElsewhere(let snapshot):
-            header("call.inProgressElsewhere", snapshot)
+            header("call.inProgressElsewhere", snapshot, to: &w)
             w.raw("snapshot", snapshots.render(snapshot))
         case .ringingOnCallee(let snapshot):
-            header("call.ringing", snapshot)
+            header("call.ringing", snapshot, to: &w)
             w.raw("snapshot", snapshots.render(snapshot))
         case .answered(let snapshot, let by, let sdp):
-            header("call.answered", snapshot)
+            header("call.answered", snapshot, to: &w)
             w.object("by") { SnapshotJSON.device(by, to: &$0) }
             w.field("sdp", quoted: sdp.map { sdps.quoted($0.sdp) })
             w.raw("snapshot", snapshots.render(snapshot))
         case .stopped(let reason, let snapshot):
-            header("call.stopRinging", snapshot)
+            header("call.stopRinging", snapshot, to: &w)
             w.field("reason", reason.rawValue)
             w.raw("snapshot", snapshots.render(snapshot))
         case .ended(let reason, let snapshot):
-            header("call.ended", snapshot)
+            header("call.ended", snapshot, to: &w)
             w.field("reason", reason.rawValue)
             w.raw("snapshot", snapshots.render(snapshot))
         case .stateChanged(let snapshot):
-            header("call.state", snapshot)
+            header("call.state", snapshot, to: &w)
             w.field("phase", snapshot.phase.rawValue)
             w.raw("snapshot", snapshots.render(snapshot))
         case .sdpOffer(let from, let generation, let sdp):
-            header("sdp.offer", nil)
+            header("sdp.offer", nil, to: &w)
             w.field("generation", generation)
             w.object("from") { SnapshotJSON.device(from, to: &$0) }
             w.field("sdp", quoted: sdps.quoted(sdp.sdp))
         case .sdpAnswer(let from, let generation, let sdp):
-            header("sdp.answer", nil)
+            header("sdp.answer", nil, to: &w)
             w.field("generation", generation)
             w.object("from") { SnapshotJSON.device(from, to: &$0) }
             w.field("sdp", quoted: sdps.quoted(sdp.sdp))
         case .iceCandidates(let from, let generation, let candidates):
-            header("ice.candidate", nil)
+            header("ice.candidate", nil, to: &w)
             w.field("generation", generation)
             w.object("from") { SnapshotJSON.device(from, to: &$0) }
             w.objects("candidates", candidates) { candidate($1, to: &$0) }

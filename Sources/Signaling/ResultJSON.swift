@@ -59,7 +59,7 @@ enum ResultJSON {
     }
 
     /// The fields every `result` frame starts with; `scope` names the call or room.
-    static func header(eventID: String, kind: CommandKind, scope: (key: String, value: String?), status: String,
+    static func header(eventID: String, kind: CommandKind, scope: (key: StaticString, value: String?), status: String,
                        serverTime: Int64) -> JSONWriter {
         var w = JSONWriter()
         w.field("v", 1)

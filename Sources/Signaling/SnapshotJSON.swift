@@ -21,12 +21,13 @@ public enum SnapshotJSON {
         w.field("endedAt", s.endedAt)
         w.field("generation", s.generation)
         w.field("media", s.media.rawValue)
-        // ``CallDeadlines/pending``'s order and keys (the kinds' raw values), without its array.
+        // ``CallDeadlines/pending``'s order and keys (the kinds' raw values, which
+        // `SnapshotJSONTests` holds these literals to), without its array.
         w.object("deadlines") { d in
-            d.field(DeadlineKind.ring.rawValue, s.deadlines.ring)
-            d.field(DeadlineKind.inviteExpiry.rawValue, s.deadlines.inviteExpiry)
-            d.field(DeadlineKind.connect.rawValue, s.deadlines.connect)
-            d.field(DeadlineKind.reconnect.rawValue, s.deadlines.reconnect)
+            d.field("ring", s.deadlines.ring)
+            d.field("inviteExpiry", s.deadlines.inviteExpiry)
+            d.field("connect", s.deadlines.connect)
+            d.field("reconnect", s.deadlines.reconnect)
         }
         w.objects("devices", s.devices) { entry($1, to: &$0) }
         return w.finish()

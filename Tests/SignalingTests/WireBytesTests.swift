@@ -1,4 +1,5 @@
 import Foundation
+import CallCore
 @testable import Signaling
 import XCTest
 
@@ -86,6 +87,37 @@ final class WireBytesTests: XCTestCase {
             var bytes: [UInt8] = [0x41]
             JSONWriter.appendDecimal(value, to: &bytes)
             XCTAssertEqual(String(decoding: bytes, as: UTF8.self), "A" + String(value))
+        }
+    }
+
+    /// The snapshot's `deadlines` object has ``CallDeadlines/pending``'s keys in its order: the
+    /// kinds' raw values, which `SnapshotJSON` writes as literals.
+    func testSnapshotDeadlineKeysAreTheKindsRawValuesInPendingOrder() {
+        let state = CallStateSamples.everyCase()[0]
+        let json = SnapshotJSON.render(state.snapshot)
+        let expected = "\"deadlines\":{" + state.deadlines.pending.map { "\"\($0.kind.rawValue)\":\($0.at)" }.joined(separator: ",") + "}"
+        XCTAssertEqual(state.deadlines.pending.count, DeadlineKind.allCases.count)
+        XCTAssertTrue(json.contains(expected), json)
+    }
+
+    /// The writer's own buffer grows past its initial capacity (from a capacity of 0, and
+    /// with one value far larger than it) and keeps every byte: the same object as the
+    /// array-built reference.
+    func testWriterGrowsItsBufferWithoutLosingBytes() {
+        let long = String(repeating: "ab\"c\n", count: 3_000)
+        for capacity in [0, 1, 16, 256] {
+            var w = JSONWriter(capacity: capacity)
+            for i in 0 ..< 40 { w.field("n", Int64(i) * 1_000_003) }
+            w.field("s", long)
+            w.field("t", true)
+            w.null("z")
+            let text = w.finish()
+            var reference: [UInt8] = Array("{".utf8)
+            for i in 0 ..< 40 { reference += Array("\"n\":\(Int64(i) * 1_000_003),".utf8) }
+            reference += Array("\"s\":".utf8)
+            JSONWriter.appendQuoted(long, to: &reference)
+            reference += Array(",\"t\":true,\"z\":null}".utf8)
+            XCTAssertEqual(Array(text.utf8), reference, "capacity \(capacity)")
         }
     }
 }
