@@ -71,7 +71,7 @@ enum CallStateCompact {
             }
         }
         w.string(state.media.rawValue)
-        return Data(w.bytes)
+        return w.data()
     }
 
     static func isCompact(_ data: Data) -> Bool {

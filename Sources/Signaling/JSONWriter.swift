@@ -1,19 +1,21 @@
+import Storage
+
 /// Builds one JSON object as text, field by field, without a reflection-based encoder on
 /// the relay path (every relayed event is written once per recipient).
 ///
-/// The object is built as UTF-8 bytes in a buffer of its own (``JSONByteBuffer``) and copied
+/// The object is built as UTF-8 bytes in a buffer of its own (`GrowableBytes`) and copied
 /// out once, as a `String` (`finish()`) or bytes (`finishBytes()`).
 /// Strings are escaped per RFC 8259 §7, byte-wise: runs of bytes that need no escape (all
 /// but `"`, `\` and U+0000–U+001F; multi-byte UTF-8 sequences never contain bytes below
 /// 0x80) are copied in bulk, so a 3 KB SDP with a CRLF per line costs a few dozen appends
 /// instead of one per character. `raw` splices text that is already JSON.
 public struct JSONWriter: ~Copyable {
-    private var out: JSONByteBuffer
+    private var out: GrowableBytes
     private var first = true
 
     /// 256: the envelope of a typical event; grows once for SDP-carrying events.
     public init(capacity: Int = 256) {
-        out = JSONByteBuffer(capacity: capacity)
+        out = GrowableBytes(capacity: capacity)
         out.put(UInt8(ascii: "{"))
     }
 
@@ -130,7 +132,7 @@ public struct JSONWriter: ~Copyable {
                 out.put(UInt8(ascii: ":"))
                 return
             }
-            out.putKey(utf8, comma: comma)
+            out.putJSONKey(utf8, comma: comma)
         }
     }
 
@@ -185,8 +187,8 @@ public struct JSONWriter: ~Copyable {
     ///
     /// Runs of bytes that need no escape (all but `"`, `\`, U+0000–U+001F; multi-byte UTF-8
     /// sequences never contain bytes below 0x80) are found 8 bytes at a time and copied in
-    /// bulk; only an 8-byte word that holds a byte to escape is looked at byte by byte. A
-    /// 3 KB SDP with a CRLF per line was ~18 instructions per byte byte-wise, ~4 this way
+    /// bulk; a word that holds a byte to escape is skipped up to it (``escapeOffset(_:)``).
+    /// A 3 KB SDP with a CRLF per line was ~18 instructions per byte byte-wise, ~4 word-wise
     /// (callgrind, docs/benchmarks.md "Hub Swift CPU per command").
     static func appendQuoted<Sink: JSONByteSink & ~Copyable>(_ value: String, to out: inout Sink) {
         var value = value
@@ -206,63 +208,67 @@ public struct JSONWriter: ~Copyable {
         var runStart = 0
         var i = 0
         while i < count {
-            var end = i + 1
             if count - i >= 8 {
                 // Bounds: i + 8 <= count, so the 8 bytes at base + i are inside `utf8`.
-                let word = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
-                if !needsEscape(word) {
-                    i += 8
-                    continue
-                }
-                end = i + 8
+                let skip = escapeOffset(UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self))
+                i += skip
+                if skip == 8 { continue }
             } else {
                 // The last 1–7 bytes: tested as one word padded with `A` (needs no escape)
                 // instead of byte by byte. Most keys and many values are shorter than 8
-                // bytes, the rest ends in such a tail. Bounds: count - i bytes at base + i.
+                // bytes, the rest ends in such a tail. Bounds: count - i bytes at base + i;
+                // a byte found is one of them, the padding never is.
                 var word: UInt64 = 0x4141_4141_4141_4141
                 withUnsafeMutableBytes(of: &word) { $0.copyMemory(from: UnsafeRawBufferPointer(start: base + i, count: count - i)) }
-                if !needsEscape(word) {
+                let skip = escapeOffset(word)
+                if skip == 8 {
                     i = count
                     continue
                 }
-                end = count
+                i += skip
             }
-            // Byte by byte through [i, end), end <= count.
-            while i < end {
-                let byte = base[i]
-                if byte >= 0x20, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\") {
-                    i += 1
-                    continue
-                }
-                if runStart < i { out.put(UnsafeBufferPointer(start: base + runStart, count: i - runStart)) }
-                out.put(UInt8(ascii: "\\"))
-                switch byte {
-                case UInt8(ascii: "\""): out.put(UInt8(ascii: "\""))
-                case UInt8(ascii: "\\"): out.put(UInt8(ascii: "\\"))
-                case UInt8(ascii: "\n"): out.put(UInt8(ascii: "n"))
-                case UInt8(ascii: "\r"): out.put(UInt8(ascii: "r"))
-                case UInt8(ascii: "\t"): out.put(UInt8(ascii: "t"))
-                default:
-                    // \u00XX for the other control characters.
-                    out.put(UInt8(ascii: "u"))
-                    out.put(UInt8(ascii: "0"))
-                    out.put(UInt8(ascii: "0"))
-                    out.put(hexDigit(byte >> 4))
-                    out.put(hexDigit(byte & 0xF))
-                }
-                i += 1
-                runStart = i
+            // base[i], i < count, needs an escape: the run before it, then the escape.
+            let byte = base[i]
+            if runStart < i { out.put(UnsafeBufferPointer(start: base + runStart, count: i - runStart)) }
+            out.put(UInt8(ascii: "\\"))
+            switch byte {
+            case UInt8(ascii: "\""): out.put(UInt8(ascii: "\""))
+            case UInt8(ascii: "\\"): out.put(UInt8(ascii: "\\"))
+            case UInt8(ascii: "\n"): out.put(UInt8(ascii: "n"))
+            case UInt8(ascii: "\r"): out.put(UInt8(ascii: "r"))
+            case UInt8(ascii: "\t"): out.put(UInt8(ascii: "t"))
+            default:
+                // \u00XX for the other control characters.
+                out.put(UInt8(ascii: "u"))
+                out.put(UInt8(ascii: "0"))
+                out.put(UInt8(ascii: "0"))
+                out.put(hexDigit(byte >> 4))
+                out.put(hexDigit(byte & 0xF))
             }
+            i += 1
+            runStart = i
         }
         if runStart < count { out.put(UnsafeBufferPointer(start: base + runStart, count: count - runStart)) }
         out.put(UInt8(ascii: "\""))
     }
 
-    /// Whether any of the 8 bytes of `word` is below 0x20, `"` or `\` (SWAR: a byte b < n
-    /// makes `(b - n) & ~b` set its top bit, and no borrow crosses bytes unless some byte is
-    /// below n; `==` is "x ^ c is zero", i.e. below 1).
+    /// How many of the 8 bytes of `word`, in memory order, come before the first one below
+    /// 0x20, `"` or `\`; 8 when there is none. The mask's lowest flagged byte is exact: a
+    /// borrow only starts at a byte that is truly below n, so the false flags it can cause
+    /// all lie above the first true one.
     @inline(__always)
-    static func needsEscape(_ word: UInt64) -> Bool {
+    static func escapeOffset(_ word: UInt64) -> Int {
+        // Memory order is little-endian byte order: byte i in bits 8i ..< 8i + 8.
+        let mask = escapeMask(UInt64(littleEndian: word))
+        return mask == 0 ? 8 : mask.trailingZeroBitCount >> 3
+    }
+
+    /// The top bit of each byte of `word` that is below 0x20, `"` or `\`, and possibly of
+    /// bytes above the first such one (see ``escapeOffset(_:)``). SWAR: a byte b < n makes
+    /// `(b - n) & ~b` set its top bit, and no borrow crosses bytes unless some byte is below
+    /// n; `==` is "x ^ c is zero", i.e. below 1.
+    @inline(__always)
+    static func escapeMask(_ word: UInt64) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let high: UInt64 = 0x8080_8080_8080_8080
         let quote = word ^ (ones &* UInt64(UInt8(ascii: "\"")))
@@ -270,7 +276,7 @@ public struct JSONWriter: ~Copyable {
         let control = (word &- ones &* 0x20) & ~word
         let quoteZero = (quote &- ones) & ~quote
         let backslashZero = (backslash &- ones) & ~backslash
-        return (control | quoteZero | backslashZero) & high != 0
+        return (control | quoteZero | backslashZero) & high
     }
 
     /// Lowercase hex digit of a nibble (0–15).

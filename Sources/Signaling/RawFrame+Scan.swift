@@ -244,26 +244,22 @@ private struct FrameScanner {
         guard take(UInt8(ascii: "\"")) else { return nil }
         let start = i
         // Find the closing quote; an escape's second byte is never the end. Words of 8
-        // bytes without `"`, `\` or a control byte are skipped whole (an SDP is ~3 KB).
+        // bytes without `"`, `\` or a control byte are skipped whole (an SDP is ~3 KB), and
+        // a word that holds one is skipped up to it (``JSONWriter/escapeOffset(_:)``).
         var end = i
         var escaped = false
         var closed = false
-        scan: while end < bytes.count {
-            // Byte by byte up to `stop`: the one byte left, or a word that holds something.
-            var stop = end + 1
+        while end < bytes.count {
             if bytes.count - end >= 8, let base = bytes.baseAddress {
-                if !JSONWriter.needsEscape(UnsafeRawPointer(base + end).loadUnaligned(as: UInt64.self)) {
-                    end += 8
-                    continue
-                }
-                stop = end + 8
+                let skip = JSONWriter.escapeOffset(UnsafeRawPointer(base + end).loadUnaligned(as: UInt64.self))
+                end += skip
+                if skip == 8 { continue }
             }
-            while end < stop, end < bytes.count {
-                let b = bytes[end]
-                if b == UInt8(ascii: "\"") { closed = true; break scan }
-                if b < 0x20 { return nil }
-                if b == UInt8(ascii: "\\") { escaped = true; end += 2 } else { end += 1 }
-            }
+            // The byte at `end`: the one a word test found, or one of the last 7.
+            let b = bytes[end]
+            if b == UInt8(ascii: "\"") { closed = true; break }
+            if b < 0x20 { return nil }
+            if b == UInt8(ascii: "\\") { escaped = true; end += 2 } else { end += 1 }
         }
         guard closed, end < bytes.count else { return nil }
         let literal = UnsafeBufferPointer(rebasing: bytes[start ..< end])
@@ -280,20 +276,17 @@ private struct FrameScanner {
         let text = String(unsafeUninitializedCapacity: literal.count) { out -> Int in
             var n = 0
             var k = 0
-            var stop = 0
             while k < literal.count {
-                // 8 bytes without a backslash or control byte (no `"` is inside `literal`)
-                // are copied as one word; a word that holds one is done byte by byte (up to
-                // `stop`) before the next word test. Bounds: n <= k (unescaping never
-                // lengthens), and k + 8 <= literal.count, the capacity of `out`.
-                if k >= stop, literal.count - k >= 8, let from = literal.baseAddress, let to = out.baseAddress {
+                // 8 bytes are copied as one word; when they hold a backslash or control byte
+                // (no `"` is inside `literal`), only those before it count, and the byte
+                // itself is done below. Bounds: n <= k (unescaping never lengthens), and
+                // k + 8 <= literal.count, the capacity of `out`.
+                if literal.count - k >= 8, let from = literal.baseAddress, let to = out.baseAddress {
                     let word = UnsafeRawPointer(from + k).loadUnaligned(as: UInt64.self)
-                    if !JSONWriter.needsEscape(word) {
-                        UnsafeMutableRawPointer(to + n).storeBytes(of: word, as: UInt64.self)
-                        n += 8; k += 8
-                        continue
-                    }
-                    stop = k + 8
+                    UnsafeMutableRawPointer(to + n).storeBytes(of: word, as: UInt64.self)
+                    let plain = JSONWriter.escapeOffset(word)
+                    n += plain; k += plain
+                    if plain == 8 { continue }
                 }
                 let b = literal[k]
                 guard b == UInt8(ascii: "\\") else {

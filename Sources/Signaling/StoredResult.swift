@@ -74,7 +74,7 @@ struct StoredResult: Equatable {
         } else {
             w.byte(0)
         }
-        return Data(w.bytes)
+        return w.data()
     }
 
     static func decode(_ data: Data) throws -> StoredResult {

@@ -4,42 +4,51 @@ import Foundation
 /// outbox log's `OutboxLogRecord`): unsigned LEB128 varints, zig-zag signed integers,
 /// length-prefixed UTF-8 strings and byte strings. Not a wire format; only this build's
 /// ``CompactReader`` reads it back.
-package struct CompactWriter {
-    package private(set) var bytes: [UInt8] = []
+///
+/// Built on ``GrowableBytes``, and noncopyable with it; ``data()`` copies the record out.
+/// The puts are `@inlinable`: the records are written from Signaling, one put per field.
+package struct CompactWriter: ~Copyable {
+    @usableFromInline var out: GrowableBytes
 
-    package init(capacity: Int = 128) { bytes.reserveCapacity(capacity) }
+    package init(capacity: Int = 128) { out = GrowableBytes(capacity: capacity) }
 
-    package mutating func byte(_ value: UInt8) { bytes.append(value) }
+    @inlinable
+    package mutating func byte(_ value: UInt8) { out.put(value) }
 
     /// LEB128 (7 bits per byte, low first).
+    @inlinable
     package mutating func varint(_ value: UInt64) {
         var v = value
         while v >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
+            out.put(UInt8(truncatingIfNeeded: v) | 0x80)
             v >>= 7
         }
-        bytes.append(UInt8(v))
+        out.put(UInt8(v))
     }
 
     /// Zig-zag, so small negative numbers stay short.
+    @inlinable
     package mutating func int(_ value: Int64) {
         varint(UInt64(bitPattern: (value << 1) ^ (value >> 63)))
     }
 
+    @inlinable
     package mutating func optionalInt(_ value: Int64?) {
         guard let value else { return byte(0) }
         byte(1)
         int(value)
     }
 
+    @inlinable
     package mutating func string(_ value: String) {
         var value = value
         value.withUTF8 { utf8 in
             varint(UInt64(utf8.count))
-            bytes.append(contentsOf: utf8)
+            out.put(utf8)
         }
     }
 
+    @inlinable
     package mutating func optionalString(_ value: String?) {
         guard let value else { return byte(0) }
         byte(1)
@@ -49,8 +58,11 @@ package struct CompactWriter {
     /// Length-prefixed bytes.
     package mutating func data(_ value: Data) {
         varint(UInt64(value.count))
-        bytes.append(contentsOf: value)
+        value.withUnsafeBytes { out.put($0.bindMemory(to: UInt8.self)) }
     }
+
+    /// The record written so far.
+    package func data() -> Data { out.data() }
 }
 
 /// Reads what ``CompactWriter`` wrote. Every read checks the bounds and throws

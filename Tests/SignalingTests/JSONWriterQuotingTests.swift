@@ -92,4 +92,24 @@ final class JSONWriterQuotingTests: XCTestCase {
         JSONWriter.appendQuoted("v\n", to: &out)
         XCTAssertEqual(String(decoding: out, as: UTF8.self), "{\"k\":\"v\\n\"")
     }
+
+    /// `escapeOffset` is the index of the first byte below 0x20, `"` or `\` in memory order
+    /// (8 if none), also when the SWAR mask flags bytes above it falsely: words mixing those
+    /// bytes with their neighbours (0x1F/0x20, 0x21–0x23, 0x5B–0x5D) and bytes ≥ 0x80, at
+    /// every position, from a fixed-seed generator.
+    func testEscapeOffsetIsTheFirstSpecialByteInEveryMix() {
+        let pool: [UInt8] = [0x00, 0x01, 0x0A, 0x1F, 0x20, 0x21, 0x22, 0x23, 0x41, 0x5B, 0x5C, 0x5D, 0x7F, 0x80, 0xA2, 0xDC, 0xFF]
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for _ in 0 ..< 200_000 {
+            var bytes = [UInt8](repeating: 0, count: 8)
+            for k in 0 ..< 8 {
+                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                bytes[k] = pool[Int(state >> 33) % pool.count]
+            }
+            let expected = bytes.firstIndex { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C } ?? 8
+            let word = bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+            XCTAssertEqual(JSONWriter.escapeOffset(word), expected, "\(bytes)")
+            if JSONWriter.escapeOffset(word) != expected { return }
+        }
+    }
 }
