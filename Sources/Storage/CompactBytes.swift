@@ -10,7 +10,8 @@ import Foundation
 package struct CompactWriter: ~Copyable {
     @usableFromInline var out: GrowableBytes
 
-    package init(capacity: Int = 128) { out = GrowableBytes(capacity: capacity) }
+    /// 256: a stored result with its compact snapshot (~200 bytes) fits without growing.
+    package init(capacity: Int = 256) { out = GrowableBytes(capacity: capacity) }
 
     @inlinable
     package mutating func byte(_ value: UInt8) { out.put(value) }
