@@ -134,7 +134,15 @@ public final class WebSocketConnection: Hashable {
         }
         let instance = UnsafeMutableRawPointer(conn)
         handlerIDs.append(sb_g_signal_connect(instance, "error", unsafeBitCast(onError, to: GCallback.self), data))
-        handlerIDs.append(sb_g_signal_connect(instance, "message", unsafeBitCast(onMessage, to: GCallback.self), data))
+        // Without libffi (CSoup's sb_marshal_VOID__INT_BOXED). Connected through GLib's
+        // generic marshaller only if libsoup's "message" ever stops being (gint, GBytes), which
+        // debug builds, and so the test suite, treat as a failure.
+        var messageID = sb_g_signal_connect_int_boxed(instance, "message", unsafeBitCast(onMessage, to: GCallback.self), data)
+        if messageID == 0 {
+            assertionFailure("SoupWebsocketConnection::message is not (gint, boxed)")
+            messageID = sb_g_signal_connect(instance, "message", unsafeBitCast(onMessage, to: GCallback.self), data)
+        }
+        handlerIDs.append(messageID)
         handlerIDs.append(sb_g_signal_connect(instance, "closed", unsafeBitCast(onClosed, to: GCallback.self), data))
         // The input source exists since construction: register its socket with epoll.
         cell?.refresh()
