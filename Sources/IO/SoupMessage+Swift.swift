@@ -42,6 +42,14 @@ enum Soup {
         return result
     }
 
+    /// The bytes of a GBytes as a string (UTF-8, invalid sequences repaired), copied once.
+    static func text(_ bytes: OpaquePointer?) -> String {
+        guard let bytes = bytes else { return "" }
+        var size: gsize = 0
+        guard let p = g_bytes_get_data(bytes, &size), size > 0 else { return "" }
+        return String(decoding: UnsafeBufferPointer(start: p.assumingMemoryBound(to: UInt8.self), count: Int(size)), as: UTF8.self)
+    }
+
     static func data(_ bytes: OpaquePointer?) -> Data {
         guard let bytes = bytes else { return Data() }
         var size: gsize = 0

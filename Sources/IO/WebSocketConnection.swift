@@ -149,17 +149,17 @@ public final class WebSocketConnection: Hashable {
     }
 
     private func deliver(type: gint, bytes: OpaquePointer?) {
-        let payload = Soup.data(bytes)
         if type == gint(SOUP_WEBSOCKET_DATA_TEXT.rawValue) {
-            // libsoup validates UTF-8 of text frames (RFC 6455 §8.1) before emitting.
-            let text = String(decoding: payload, as: UTF8.self)
+            // libsoup validates UTF-8 of text frames (RFC 6455 §8.1) before emitting. The
+            // string is made from the GBytes directly: one copy, not a `Data` and then a string.
+            let text = Soup.text(bytes)
             if let local = localTextHandler, local(self, text) {
                 lastLocalText.store(EventLoop.monotonicMilliseconds(), ordering: .relaxed)
                 return
             }
             onText?(self, text)
         } else {
-            onBinary?(self, payload)
+            onBinary?(self, Soup.data(bytes))
         }
     }
 
