@@ -38,10 +38,10 @@ static _Atomic uint64_t dropped;
 
 // Whether G_MESSAGES_DEBUG was unset (or empty) when first looked at. GLib's
 // `g_log_writer_default_would_drop` calls getenv for every message, a scan of the whole
-// environment: ~1 % of a shard thread's samples at 1,000 setups/s (docs/benchmarks.md
-// "Writers on buffers of their own"). The process's own environment does not change the
-// variable after start; `g_log_set_debug_enabled` can change its answer at any time, so that
-// is still asked every time.
+// environment: 0.3–1.2 % of a shard thread's perf samples at 1,000 setups/s
+// (docs/benchmarks.md "Writers on buffers of their own"). Switchboard never sets the
+// variable after start; `g_log_set_debug_enabled` can change the answer at any time, so
+// that is still asked every time.
 static int messages_debug_unset(void) {
     static _Atomic int state; // 0: not looked at yet, 1: unset or empty, 2: set
     int seen = atomic_load_explicit(&state, memory_order_relaxed);

@@ -23,8 +23,8 @@ static inline gulong sb_g_signal_connect_full(gpointer instance, const gchar *si
 
 // A handler of a (gint, boxed) signal such as SoupWebsocketConnection::message, called
 // without libffi. libsoup declares "message" with g_cclosure_marshal_generic, which builds
-// an ffi call for every emission (~1.5 % of a shard thread at 1,000 setups/s, docs/
-// benchmarks.md "Writers on buffers of their own"); a closure that carries its own marshal
+// an ffi call for every emission (~1.3 % of a shard thread's perf samples at 1,000 setups/s,
+// docs/benchmarks.md "Writers on buffers of their own"); a closure that carries its own marshal
 // keeps it (g_signal_connect_closure_by_id only sets the class marshaller on closures
 // without one). The handler gets what a g_signal_connect handler gets: instance, the two
 // parameters, user data.
