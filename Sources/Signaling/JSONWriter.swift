@@ -170,7 +170,7 @@ public struct JSONWriter: ~Copyable {
     /// zeros), without making the string.
     static func appendDecimal<Sink: JSONByteSink & ~Copyable>(_ value: Int64, to out: inout Sink) {
         if value < 0 { out.put(UInt8(ascii: "-")) }
-        // 20 digits: UInt64.max; filled from the end.
+        // 24 bytes, room for the 20 digits of UInt64.max; filled from the end.
         var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
         withUnsafeMutableBytes(of: &digits) { buffer in
             var magnitude = value.magnitude

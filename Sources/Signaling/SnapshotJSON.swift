@@ -22,7 +22,8 @@ public enum SnapshotJSON {
         w.field("generation", s.generation)
         w.field("media", s.media.rawValue)
         // ``CallDeadlines/pending``'s order and keys (the kinds' raw values, which
-        // `SnapshotJSONTests` holds these literals to), without its array.
+        // `WireBytesTests.testSnapshotDeadlineKeysAreTheKindsRawValuesInPendingOrder` holds
+        // these literals to), without its array.
         w.object("deadlines") { d in
             d.field("ring", s.deadlines.ring)
             d.field("inviteExpiry", s.deadlines.inviteExpiry)

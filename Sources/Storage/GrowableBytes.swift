@@ -15,9 +15,6 @@ package struct GrowableBytes: ~Copyable {
     @usableFromInline var capacity: Int
     @usableFromInline var written = 0
 
-    /// How many bytes were put.
-    @inlinable package var count: Int { written }
-
     package init(capacity: Int) {
         self.capacity = Swift.max(capacity, 16)
         base = .allocate(capacity: self.capacity)
@@ -83,10 +80,5 @@ package struct GrowableBytes: ~Copyable {
     /// The bytes written so far, as `Data` (one copy).
     package func data() -> Data {
         Data(bytes: base, count: written)
-    }
-
-    /// The bytes written so far, lent to `body`.
-    package func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
-        try body(UnsafeBufferPointer(start: base, count: written))
     }
 }

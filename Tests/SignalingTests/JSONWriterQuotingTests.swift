@@ -34,7 +34,8 @@ final class JSONWriterQuotingTests: XCTestCase {
     /// Short values take a plain copy when nothing in them needs an escape
     /// (``JSONWriter/appendPlain(_:to:)``), the word-wise escaper otherwise: a field is the
     /// reference's bytes either way, for every special byte at every offset of values up to
-    /// past ``JSONWriter/plainValueLimit``. (Keys are literals that need no escape.)
+    /// past ``JSONWriter/plainValueLimit``. (Keys are literals; a key that needs an escape is
+    /// `ClientMessageTests.testJSONWriterEscapesEveryControlCharacterBetweenLongRuns`'s.)
     func testFieldsAreTheEscapersBytesOnThePlainPathAndOffIt() {
         let specials = (0 ..< 0x20).map { Character(Unicode.Scalar(UInt8($0))) } + ["\"", "\\"]
         for filler in ["a", "é", "€x"] {
