@@ -4,6 +4,9 @@
 #   scripts/fuzz.sh [target] [seconds]        libFuzzer (-sanitize=fuzzer), default 120 s per target
 #   FUZZ_TARGET=rtcp scripts/fuzz.sh          same, target from the environment
 #   scripts/fuzz.sh all 300                   every target in turn
+#   FUZZ_SANITIZE=fuzzer,address scripts/fuzz.sh signaling
+#                                             with AddressSanitizer too (build path .build/fuzz-address;
+#                                             one combined -sanitize=: of several, swiftc keeps the last)
 #   scripts/fuzz.sh --replay [args…]          no sanitizer: corpus + seeded mutations (what CI runs)
 #
 # Targets: rtp rtcp transport-cc stun sdp signaling dtls-record router.
@@ -29,9 +32,12 @@ if [[ -z "$target" ]]; then
     exit 2
 fi
 
-swift build -c release --product switchboard-fuzz --build-path .build/fuzz \
-    -Xswiftc -DFUZZING -Xswiftc -sanitize=fuzzer -Xswiftc -parse-as-library
-binary=.build/fuzz/release/switchboard-fuzz
+sanitize="${FUZZ_SANITIZE:-fuzzer}"
+build_path=.build/fuzz
+[[ "$sanitize" != "fuzzer" ]] && build_path=".build/fuzz-${sanitize#fuzzer,}"
+swift build -c release --product switchboard-fuzz --build-path "$build_path" \
+    -Xswiftc -DFUZZING -Xswiftc "-sanitize=$sanitize" -Xswiftc -parse-as-library
+binary="$build_path/release/switchboard-fuzz"
 
 run_one() {
     local name="$1"
