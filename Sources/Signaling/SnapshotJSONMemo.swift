@@ -10,16 +10,22 @@ import CallCore
 /// two snapshots is far cheaper than rendering one. The rendering is a pure function of the
 /// snapshot, so an equal snapshot gets byte-for-byte the same text either way.
 public struct SnapshotJSONMemo {
-    // Two fields, not an optional tuple: `if let last` copied the whole snapshot (a retain
-    // and release of each of its strings and arrays) on every lookup.
-    private var lastSnapshot: CallSnapshot?
+    // Separate fields, not an optional tuple or an optional snapshot: `if let last` copied
+    // the whole snapshot (a retain and release of each of its strings and arrays) on every
+    // lookup, and `==` between `CallSnapshot?` values went through `Optional`'s generic copy
+    // of both sides. `lastSnapshot` means something only once `hasLast` is set.
+    private var hasLast = false
+    private var lastSnapshot = CallSnapshot(callID: "", revision: 0, phase: .ringing, caller: DeviceKey(account: "", device: ""),
+                                            callee: "", devices: [], answeredBy: nil, endReason: nil, endedBy: nil,
+                                            createdAt: 0, endedAt: nil, deadlines: CallDeadlines(), generation: 0)
     private var lastJSON = ""
 
     public init() {}
 
     public mutating func render(_ snapshot: CallSnapshot) -> String {
-        if lastSnapshot == snapshot { return lastJSON }
+        if hasLast, lastSnapshot == snapshot { return lastJSON }
         let json = SnapshotJSON.render(snapshot)
+        hasLast = true
         lastSnapshot = snapshot
         lastJSON = json
         return json
