@@ -53,7 +53,7 @@ extension SignalingHub {
         }
         var storedCall: StoredCall?
         var descriptionsChanged = true
-        if let state = step.state, state != prior {
+        if let state = step.state, Self.state(state, differsFrom: prior) {
             var participants = [state.caller.account]
             if state.callee != state.caller.account { participants.append(state.callee) }
             // The SDP bodies go to their own row, written only when they change (invite,
@@ -87,6 +87,15 @@ extension SignalingHub {
             counters.eventsDelivered += 1
         }
         return actions + pushes
+    }
+
+    /// `state != prior` without lifting `state` into an optional first: that copied the whole
+    /// state (every string, array and dictionary retained) on every step, and compared through
+    /// `Optional`'s generic copies of both sides. A changed step differs in `revision`, which
+    /// the comparison reaches right after `callID`.
+    static func state(_ state: CallState, differsFrom prior: CallState?) -> Bool {
+        guard let prior else { return true }
+        return state != prior
     }
 
     /// Renders a stored outbox entry for sending: splices in its seq and, for an incoming
