@@ -42,10 +42,18 @@ package struct CompactWriter: ~Copyable {
 
     @inlinable
     package mutating func string(_ value: String) {
-        var value = value
-        value.withUTF8 { utf8 in
+        // Native and small strings lend their UTF-8 without a copy; others (bridged) are
+        // made contiguous first.
+        let done: Void? = value.utf8.withContiguousStorageIfAvailable { utf8 in
             varint(UInt64(utf8.count))
             out.put(utf8)
+        }
+        if done == nil {
+            var value = value
+            value.withUTF8 { utf8 in
+                varint(UInt64(utf8.count))
+                out.put(utf8)
+            }
         }
     }
 
