@@ -101,6 +101,7 @@ final class SFUServerAllocationTests: XCTestCase {
     /// parsed packets, the expanded NACK, the responder's decisions, and unspecialized
     /// `IndexingIterator` / `firstIndex(where:)` in `for … in` loops.
     func testForwardingPathAllocatesNothingWithAESCM() throws {
+        try XCTSkipUnless(sb_alloc_count_available(), "allocations are not counted under AddressSanitizer")
         try assertHandlersAllocateNothing(profile: .aes128CMHMACSHA180, label: "AES-CM")
     }
 
@@ -108,6 +109,7 @@ final class SFUServerAllocationTests: XCTestCase {
     /// softoken session context, PR_NewLock, freebl's GCM context), one unprotect per input plus
     /// one protect per forward.
     func testForwardingPathAllocatesNothingWithGCM() throws {
+        try XCTSkipUnless(sb_alloc_count_available(), "allocations are not counted under AddressSanitizer")
         try assertHandlersAllocateNothing(profile: .aeadAES128GCM, label: "GCM")
     }
 

@@ -21,6 +21,10 @@ extern "C" {
 #endif
 
 /// Starts (true) or stops (false) counting the calling thread's allocations.
+/// Whether allocations are counted at all: false in a build with AddressSanitizer, which
+/// replaces malloc itself. Tests that count skip then.
+bool sb_alloc_count_available(void);
+
 void sb_alloc_count_enable_this_thread(bool enabled);
 
 /// Whether the calling thread counts.
