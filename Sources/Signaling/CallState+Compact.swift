@@ -71,7 +71,7 @@ enum CallStateCompact {
             }
         }
         w.string(state.media.rawValue)
-        return w.data()
+        return w.record()
     }
 
     static func isCompact(_ data: Data) -> Bool {

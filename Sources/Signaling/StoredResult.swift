@@ -74,7 +74,7 @@ struct StoredResult: Equatable {
         } else {
             w.byte(0)
         }
-        return w.data()
+        return w.record()
     }
 
     static func decode(_ data: Data) throws -> StoredResult {

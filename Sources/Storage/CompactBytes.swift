@@ -5,7 +5,7 @@ import Foundation
 /// length-prefixed UTF-8 strings and byte strings. Not a wire format; only this build's
 /// ``CompactReader`` reads it back.
 ///
-/// Built on ``GrowableBytes``, and noncopyable with it; ``data()`` copies the record out.
+/// Built on ``GrowableBytes``, and noncopyable with it; ``record()`` copies the record out.
 /// The puts are `@inlinable`: the records are written from Signaling, one put per field.
 package struct CompactWriter: ~Copyable {
     @usableFromInline var out: GrowableBytes
@@ -70,8 +70,8 @@ package struct CompactWriter: ~Copyable {
         value.withUnsafeBytes { out.put($0.bindMemory(to: UInt8.self)) }
     }
 
-    /// The record written so far.
-    package func data() -> Data { out.data() }
+    /// The record written so far, copied out (not ``data(_:)``, which writes bytes into it).
+    package func record() -> Data { out.data() }
 }
 
 /// Reads what ``CompactWriter`` wrote. Every read checks the bounds and throws

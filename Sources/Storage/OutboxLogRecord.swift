@@ -55,7 +55,7 @@ struct OutboxLogRecord: Equatable {
             writer.varint(UInt64(bitPattern: entry.seq))
             writer.varint(UInt64(entry.payload))
         }
-        return writer.data()
+        return writer.record()
     }
 
     /// Decodes a stored blob; a truncated or foreign one is `corrupt`, never a trap.

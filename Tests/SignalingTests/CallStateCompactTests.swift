@@ -68,7 +68,7 @@ final class CallStateCompactTests: XCTestCase {
         w.byte(CallStateCompact.formatTag)
         w.string("c"); w.int(1); w.int(1); w.string("ringing"); w.string("a"); w.string("p"); w.string("b")
         w.varint(1 << 40)
-        let bytes = w.data()
+        let bytes = w.record()
         XCTAssertThrowsError(try CallStateCompact.decode(bytes))
     }
 }
