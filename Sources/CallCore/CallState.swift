@@ -102,14 +102,21 @@ public struct CallState: Codable, Sendable, Equatable {
 
     /// The device-facing view without SDP or candidate buffers.
     public var snapshot: CallSnapshot {
-        CallSnapshot(
+        // Filled and sorted in place: `map` then `sorted` made a second array and released
+        // the first, ~30 % of this getter, which runs for every result and every notice.
+        var devices: [DeviceEntry] = []
+        devices.reserveCapacity(participation.count)
+        for (device, participation) in participation {
+            devices.append(DeviceEntry(device: device, participation: participation))
+        }
+        devices.sort { $0.device < $1.device }
+        return CallSnapshot(
             callID: callID,
             revision: revision,
             phase: phase,
             caller: caller,
             callee: callee,
-            devices: participation.map { DeviceEntry(device: $0.key, participation: $0.value) }
-                .sorted { $0.device < $1.device },
+            devices: devices,
             answeredBy: answeredBy,
             endReason: endReason,
             endedBy: endedBy,

@@ -18,7 +18,7 @@ struct CallDescriptions: Codable, Equatable {
         self.lastAnswer = lastAnswer
     }
 
-    init(_ state: CallState) {
+    init(_ state: borrowing CallState) {
         pendingOffer = state.negotiation.pendingOffer?.description.sdp
         lastAnswer = state.negotiation.lastAnswer?.description.sdp
     }
@@ -29,7 +29,7 @@ struct CallDescriptions: Codable, Equatable {
     /// retention (24 h by default) only cost ~2.7 KB per call in the file, kept the table
     /// (and each of its lookups) growing with every call of the window, and kept the
     /// parties' ICE addresses on disk after the call (docs/threat-model.md).
-    init(storing state: CallState) {
+    init(storing state: borrowing CallState) {
         self = state.phase.isTerminal ? CallDescriptions() : CallDescriptions(state)
     }
 

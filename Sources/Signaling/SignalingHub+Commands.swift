@@ -112,7 +112,8 @@ extension SignalingHub {
             guard let existingID = command.callID else { throw WireError.malformed("missing callID") }
             callID = existingID
             prior = try loadState(callID)
-            guard let prior, prior.isVisible(to: device.account) else {
+            // Tested through the optional: `guard let prior` would copy the whole state.
+            guard prior?.isVisible(to: device.account) == true else {
                 return try record(command, device: device, callID: callID, prior: prior, time: time,
                                   rejection: ("callNotFound", "no such call"), on: id)
             }
@@ -148,7 +149,7 @@ extension SignalingHub {
         // Counted once committed: a retry reaches the commit and is counted as a duplicate.
         if case .rejected = step.outcome { counters.rejected += 1 } else { counters.accepted += 1 }
         logCommand(command, device: device, callID: callID, outcome: step.outcome,
-                   callAgeMs: (step.state ?? prior).map { time.wall - $0.createdAt })
+                   callAgeMs: (step.state?.createdAt ?? prior?.createdAt).map { time.wall - $0 })
         return actions
     }
 

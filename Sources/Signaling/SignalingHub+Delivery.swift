@@ -75,8 +75,8 @@ extension SignalingHub {
                                                   processedEvent: processed, outbox: outbox, setDeadlines: setDeadlines,
                                                   cancelDeadlines: cancelDeadlines, now: time.wall,
                                                   descriptionsChanged: descriptionsChanged))
-        if let state = step.state {
-            callCache[callID] = state.phase.isTerminal ? nil : state
+        if let isTerminal = step.state?.phase.isTerminal {
+            callCache[callID] = isTerminal ? nil : step.state
         }
         if storedCall != nil { descriptionsInline.remove(callID) }
         var actions: [HubAction] = []
