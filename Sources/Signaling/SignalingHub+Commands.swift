@@ -56,7 +56,7 @@ extension SignalingHub {
     }
 
     private func duplicate(of first: ProcessedEvent, command: ClientCommand, time: HubTime) -> String {
-        guard first.payloadHash == command.payloadHash else {
+        guard PayloadHash.matches(stored: first.payloadHash, command) else {
             counters.rejected += 1
             log.warning("eventID reused with a different payload", ["eventID": .string(command.eventID),
                                                                      "account": .string(first.account),

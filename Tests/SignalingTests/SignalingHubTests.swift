@@ -2,6 +2,7 @@ import Auth
 import CallCore
 import Foundation
 @testable import Signaling
+@testable import Storage
 import XCTest
 
 /// The hub without sockets: every frame in, every action out.
@@ -68,6 +69,31 @@ final class SignalingHubTests: XCTestCase {
         XCTAssertEqual(HubHarness.frames(again, to: caller).first?["status"] as? String, "duplicate")
         XCTAssertTrue(HubHarness.types(again, to: callee).isEmpty, "no second ring")
         XCTAssertEqual(h.hub.counters.duplicates, 1)
+    }
+
+    /// A command recorded by a build that stored FNV-1a payload hashes: its retry is still a
+    /// duplicate, and the eventID reused for another command is still refused.
+    func testRecordWithALegacyPayloadHashStillAnswersRetries() throws {
+        let h = try HubHarness()
+        let (caller, _) = h.connect("alice", "laptop")
+        _ = h.connect("bob", "phone")
+        let invite = ["type": "call.invite", "eventID": "i1", "callee": "bob"]
+        _ = h.send(caller, invite)
+        guard case .command(let sent) = try ClientMessage.parse(#"{"v":1,"type":"call.invite","eventID":"i1","callee":"bob"}"#).get()
+        else { return XCTFail("not a command") }
+        try h.store.locked { connection in
+            try connection.with("UPDATE processed_events SET payload_hash = ?1 WHERE event_id = ?2") { statement in
+                try statement.bind(1, PayloadHash.legacy(sent.kind))
+                try statement.bind(2, "i1")
+                try statement.run()
+            }
+            XCTAssertEqual(connection.changes, 1)
+        }
+        XCTAssertEqual(try h.store.processedEvent(account: "alice", device: "laptop", eventID: "i1")?.payloadHash.utf8.count, 16)
+        let again = h.send(caller, invite)
+        XCTAssertEqual(HubHarness.frames(again, to: caller).first?["status"] as? String, "duplicate")
+        let reused = h.send(caller, ["type": "call.invite", "eventID": "i1", "callee": "carol"])
+        XCTAssertEqual(HubHarness.frames(reused, to: caller).first?["code"] as? String, "eventIDReused")
     }
 
     func testRingDeadlineFiresOnTickAndEndsTheCall() throws {

@@ -27,17 +27,37 @@ final class WireBytesTests: XCTestCase {
         ("notice.iceCandidates.empty", #"{"v":1,"type":"ice.candidate","callID":"c1","serverTime":1800000000123,"generation":1,"from":{"account":"bob","device":"phone"},"candidates":[]}"#),
         ("missed", #"{"v":1,"type":"call.ended","callID":"c2","revision":9,"serverTime":7,"reason":"answeredElsewhere","missed":true,"snapshot":{"callID":"c2","revision":9,"phase":"ended","caller":{"account":"alice","device":"laptop"},"callee":"bob","answeredBy":{"account":"bob","device":"phone"},"endReason":"hangup","endedBy":{"account":"alice","device":"laptop"},"createdAt":-5,"endedAt":9223372036854775807,"generation":3,"media":"sfu","deadlines":{"connect":0,"reconnect":-1},"devices":[{"account":"alice","device":"laptop","participation":"caller"},{"account":"bob","device":"phone","participation":"answered"},{"account":"bob","device":"tab\"let\\1","participation":"stopped","reason":"answeredElsewhere"},{"account":"alice","device":"desk","participation":"inProgressElsewhere"}]}}"#),
         ("push.incoming", #"{"type":"call.incoming","callID":"c1","caller":"alice","callee":"bob","device":"phone","expiresAt":99}"#),
-        ("hash.0", #"4785cda3c2b14118"#),
-        ("hash.1", #"20197280fdbba7fb"#),
-        ("hash.2", #"003a4b513fa51c1a"#),
-        ("hash.3", #"90dc59eea2f0ef5a"#),
-        ("hash.4", #"3e57142f6659f2b3"#),
-        ("hash.5", #"587a2b649119cef6"#),
-        ("hash.6", #"9d9b5080c42a56da"#),
-        ("hash.7", #"41bf24ce5ecd4350"#),
-        ("hash.8", #"362178d8c033e9dc"#),
-        ("hash.9", #"d0a3f58cff9ca753"#),
+        // The v2 payload hashes (2026-12-01): stored with every eventID, so they must not
+        // change either; the FNV-1a values before them are ``legacyHashes``.
+        ("hash.0", #"28b39f705f6d45fb5"#),
+        ("hash.1", #"2f836d98e52f0d5dc"#),
+        ("hash.2", #"2ab1f6abc36f64be5"#),
+        ("hash.3", #"2541eaa50df7b133f"#),
+        ("hash.4", #"2758b720a5499d32b"#),
+        ("hash.5", #"2f4f52b60b6f38d81"#),
+        ("hash.6", #"2f20a0713ed0ff24f"#),
+        ("hash.7", #"2bf41a0c68db82acb"#),
+        ("hash.8", #"255e97fc16f0fe5a5"#),
+        ("hash.9", #"2782f383df85da6b1"#),
     ]
+
+    /// The FNV-1a payload hashes that builds before v2 stored (the `hash.N` values pinned
+    /// until 2026-12-01): ``PayloadHash/legacy(_:)`` must keep giving them, or a retry of a
+    /// command recorded by such a build would be refused as `eventIDReused`.
+    static let legacyHashes = ["4785cda3c2b14118", "20197280fdbba7fb", "003a4b513fa51c1a", "90dc59eea2f0ef5a",
+                               "3e57142f6659f2b3", "587a2b649119cef6", "9d9b5080c42a56da", "41bf24ce5ecd4350",
+                               "362178d8c033e9dc", "d0a3f58cff9ca753"]
+
+    func testLegacyPayloadHashGivesTheValuesOlderBuildsStored() throws {
+        let commands = try WireSamples.commandFrames.map { frame -> ClientCommand in
+            guard case .command(let command) = try ClientMessage.parse(frame).get() else { throw WireError.tooDeep }
+            return command
+        }
+        XCTAssertEqual(commands.map { PayloadHash.legacy($0.kind) }, Self.legacyHashes)
+        for (command, legacy) in zip(commands, Self.legacyHashes) {
+            XCTAssertTrue(PayloadHash.matches(stored: legacy, command), legacy)
+        }
+    }
 
     func testEveryRendererAndThePayloadHashGiveThePinnedBytes() {
         let samples = WireSamples.all()

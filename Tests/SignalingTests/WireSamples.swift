@@ -12,6 +12,20 @@ enum WireSamples {
     static let tablet = DeviceKey(account: "bob", device: "tab\"let\\1")
     static let sdp = SessionDescription(sdp: "v=0\r\no=- 46117 2 IN IP4 127.0.0.1\r\ns=\u{1}é\u{1F600}\t-\r\na=ice-ufrag:8hhY\r\n")
 
+    /// One command of each shape the payload hash covers (``WireBytesTests``' `hash.N`).
+    static let commandFrames = [
+        #"{"v":1,"type":"call.invite","eventID":"e1","callee":"bob","callID":"c1","sdp":"v=0\r\no=- 1\r\n\u00e9\ud83d\ude00","media":"sfu"}"#,
+        #"{"v":1,"type":"call.invite","eventID":"e2","callee":"bob"}"#,
+        #"{"v":1,"type":"call.answer","eventID":"e3","callID":"c1","revision":12,"sdp":"v=0\r\n"}"#,
+        #"{"v":1,"type":"ice.candidate","eventID":"e4","callID":"c1","generation":1,"candidate":"candidate:1 1 udp 2122260223 192.0.2.2 50000 typ host","sdpMid":"0","sdpMLineIndex":0,"ufrag":"8hhY"}"#,
+        #"{"v":1,"type":"ice.candidate","eventID":"e5","callID":"c1","generation":0,"candidate":""}"#,
+        #"{"v":1,"type":"call.hangup","eventID":"e6","callID":"c1"}"#,
+        #"{"v":1,"type":"call.decline","eventID":"e7","callID":"c1","revision":0}"#,
+        #"{"v":1,"type":"sdp.offer","eventID":"e8","callID":"c1","generation":4,"sdp":"x"}"#,
+        #"{"v":1,"type":"room.ring","eventID":"e9","room":"r1","invitees":["a","b"]}"#,
+        #"{"v":1,"type":"sfu.preferences","eventID":"e10","room":"r1","publisher":"alice/laptop","mid":"1","maxWidth":640,"maxHeight":360,"maxLayer":1}"#,
+    ]
+
     static let ringing = CallSnapshot(
         callID: "c1", revision: 2, phase: .ringing, caller: caller, callee: "bob",
         devices: [DeviceEntry(device: caller, participation: .callerDevice),
@@ -61,18 +75,7 @@ enum WireSamples {
         }
         out.append(("missed", NoticeJSON.missed(ended, for: tablet, serverTime: 7)))
         out.append(("push.incoming", NoticeJSON.push(.incomingCall(callID: "c1", caller: caller, expiresAt: 99), callee: phone).body))
-        let frames = [
-            #"{"v":1,"type":"call.invite","eventID":"e1","callee":"bob","callID":"c1","sdp":"v=0\r\no=- 1\r\n\u00e9\ud83d\ude00","media":"sfu"}"#,
-            #"{"v":1,"type":"call.invite","eventID":"e2","callee":"bob"}"#,
-            #"{"v":1,"type":"call.answer","eventID":"e3","callID":"c1","revision":12,"sdp":"v=0\r\n"}"#,
-            #"{"v":1,"type":"ice.candidate","eventID":"e4","callID":"c1","generation":1,"candidate":"candidate:1 1 udp 2122260223 192.0.2.2 50000 typ host","sdpMid":"0","sdpMLineIndex":0,"ufrag":"8hhY"}"#,
-            #"{"v":1,"type":"ice.candidate","eventID":"e5","callID":"c1","generation":0,"candidate":""}"#,
-            #"{"v":1,"type":"call.hangup","eventID":"e6","callID":"c1"}"#,
-            #"{"v":1,"type":"call.decline","eventID":"e7","callID":"c1","revision":0}"#,
-            #"{"v":1,"type":"sdp.offer","eventID":"e8","callID":"c1","generation":4,"sdp":"x"}"#,
-            #"{"v":1,"type":"room.ring","eventID":"e9","room":"r1","invitees":["a","b"]}"#,
-            #"{"v":1,"type":"sfu.preferences","eventID":"e10","room":"r1","publisher":"alice/laptop","mid":"1","maxWidth":640,"maxHeight":360,"maxLayer":1}"#,
-        ]
+        let frames = commandFrames
         for (n, frame) in frames.enumerated() {
             switch ClientMessage.parse(frame) {
             case .success(.command(let command)): out.append(("hash.\(n)", command.payloadHash))
