@@ -106,7 +106,6 @@ enum PayloadHash {
             }
             value = hash
         }
-
     }
 
     /// FNV-1a 64 with a separator after each field, so ("ab","c") ≠ ("a","bc").
