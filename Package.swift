@@ -65,7 +65,7 @@ let package = Package(
         .testTarget(name: "RTPTests", dependencies: ["RTP", "SplitMix"]),
         .testTarget(name: "STUNTests", dependencies: ["STUN", "CNice", "SplitMix"]),
         .testTarget(name: "AuthTests", dependencies: ["Auth"]),
-        .testTarget(name: "StorageTests", dependencies: ["Storage"]),
+        .testTarget(name: "StorageTests", dependencies: ["Storage", "SplitMix"]),
         .testTarget(name: "IOTests", dependencies: ["IO", "CGLibLog"], swiftSettings: v5),
         .testTarget(name: "SignalingTests", dependencies: ["Signaling", "CallCore", "Storage", "Auth", "CAllocationCounter"]),
         .testTarget(name: "IntegrationTests", dependencies: ["SignalingClient", "IO", "Auth", "Peer", "NetEmu"], exclude: ["aiortc"], swiftSettings: v5),

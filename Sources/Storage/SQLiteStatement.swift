@@ -2,17 +2,32 @@ import CSQLite
 import Foundation
 
 /// A prepared statement owned by an `SQLiteConnection`'s cache. Not thread-safe: used only
-/// under the store's lock. Values are bound with `SQLITE_TRANSIENT` (SQLite copies them), so
-/// Swift buffers need not outlive the bind call.
+/// under the store's lock.
+///
+/// Text and blob values are copied into a buffer the statement keeps per parameter
+/// (``BindArena``) and bound `SQLITE_STATIC`, so Swift buffers need not outlive the bind
+/// call and SQLite neither allocates nor frees a copy per bind (`SQLITE_TRANSIENT` did:
+/// ~110 binds per call setup, each an `sqlite3Malloc`, a copy and a free in
+/// `sqlite3_clear_bindings`; docs/benchmarks.md, "Binds without SQLite's copies"). A
+/// parameter's buffer is only rewritten by the next bind of that same parameter, which
+/// replaces SQLite's pointer at once, so SQLite never reads a buffer that changed under
+/// it (https://sqlite.org/c3ref/bind_blob.html: a static value must stay valid until the
+/// parameter is rebound or the statement finalized). Values over
+/// ``BindArena/largestKept`` are bound `SQLITE_TRANSIENT` as before, so that one huge value
+/// does not stay allocated with the statement.
 final class SQLiteStatement {
     let handle: OpaquePointer
     private unowned let connection: SQLiteConnection
+    private var arena: BindArena
 
     init(handle: OpaquePointer, connection: SQLiteConnection) {
         self.handle = handle
         self.connection = connection
+        self.arena = BindArena(parameters: Int(sqlite3_bind_parameter_count(handle)))
     }
 
+    /// Finalizes the statement; its bind buffers are freed with the object (`deinit`), after
+    /// the statement that may point into them is gone.
     func finalize() { sqlite3_finalize(handle) }
 
     /// Makes the statement reusable; called after every use by the connection.
@@ -40,6 +55,10 @@ final class SQLiteStatement {
                 return sqlite3_bind_text(handle, index, "", 0, sb_sqlite_transient())
             }
             // 64-bit length: an oversized value yields SQLITE_TOOBIG instead of an Int32 trap.
+            if let copy = arena.copy(UnsafeRawBufferPointer(bytes), parameter: Int(index)) {
+                return sqlite3_bind_text64(handle, index, copy.assumingMemoryBound(to: CChar.self), UInt64(bytes.count),
+                                           nil, UInt8(SQLITE_UTF8))
+            }
             return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
                 sqlite3_bind_text64(handle, index, $0, UInt64(bytes.count), sb_sqlite_transient(), UInt8(SQLITE_UTF8))
             }
@@ -52,6 +71,9 @@ final class SQLiteStatement {
             // sqlite3_bind_blob with a NULL pointer binds SQL NULL; an empty blob is zeroblob(0).
             guard let base = bytes.baseAddress, bytes.count > 0 else {
                 return sqlite3_bind_zeroblob(handle, index, 0)
+            }
+            if let copy = arena.copy(bytes, parameter: Int(index)) {
+                return sqlite3_bind_blob64(handle, index, copy, UInt64(bytes.count), nil)
             }
             return sqlite3_bind_blob64(handle, index, base, UInt64(bytes.count), sb_sqlite_transient())
         }
