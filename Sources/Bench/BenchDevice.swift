@@ -115,7 +115,7 @@ final class BenchDevice {
     private func received(_ text: String) {
         metrics.framesReceived += 1
         FrameScan.with(text) { scan in
-            if let seq = scan.integer(Keys.seq), seq > highestSeq { highestSeq = seq }
+            if let seq = scan.leadingSeq(), seq > highestSeq { highestSeq = seq }
             if caughtUp {
                 onFrame?(self, scan, text)
             } else if !welcomed {

@@ -1,4 +1,5 @@
 @testable import Bench
+import SplitMix
 import XCTest
 
 final class FrameScanTests: XCTestCase {
@@ -31,6 +32,43 @@ final class FrameScanTests: XCTestCase {
         }
         FrameScan.with(#"{"revision":"#) { XCTAssertNil($0.integer(Keys.revision)) }
         FrameScan.with("") { XCTAssertNil($0.string(Keys.type)) }
+    }
+
+    /// Durable events carry `seq` right after the version (the server's `OutboxFrame`, pinned
+    /// in `ClientMessageTests.testOutboxFrameSplicesSeqAndExtras`); nothing else is read as one.
+    func testLeadingSeqIsReadOnlyRightAfterTheVersion() {
+        FrameScan.with(frame) { XCTAssertEqual($0.leadingSeq(), 42) }
+        FrameScan.with(#"{"v":1,"seq":"9","turn":{},"type":"call.incoming","callID":"c"}"#) { XCTAssertEqual($0.leadingSeq(), 9) }
+        FrameScan.with(#"{"v":1,"type":"result","eventID":"e","snapshot":{"seq":"5"}}"#) { XCTAssertNil($0.leadingSeq()) }
+        FrameScan.with(#"{"v":1,"seq":""#) { XCTAssertNil($0.leadingSeq(), "cut off before the digits") }
+        FrameScan.with(#"{"v":1,"seq":"#) { XCTAssertNil($0.leadingSeq()) }
+        FrameScan.with(#"{"v":2,"seq":"7"}"#) { XCTAssertNil($0.leadingSeq(), "another protocol version") }
+    }
+
+    /// The search (first byte by `memchr`, second in place, the rest by `memcmp`) finds what
+    /// a byte-by-byte search finds, over random strings of the bytes that make near misses:
+    /// quotes everywhere, keys sharing their first letters (`"s"`, `"se"`, `"seqx"`), a key's
+    /// name as a value, and patterns cut off at the end.
+    func testCountMatchesANaiveSearchOverNearMisses() {
+        let pieces = [#"""#, #""seq":"#, #""se":"#, #""seqx":"#, #""s""#, "seq", ":", ",", "1", #"\""#, #""type":"#, "x"]
+        let patterns = [Keys.seq, Keys.type, Array(#"""#.utf8), Array(#""s"#.utf8)]
+        var random = SplitMix64(seed: 0x5EC0_2026)
+        for _ in 0 ..< 3_000 {
+            var text = ""
+            for _ in 0 ..< Int(random.next() % 24) { text += pieces[Int(random.next() % UInt64(pieces.count))] }
+            let bytes = Array(text.utf8)
+            for pattern in patterns {
+                var naive = 0
+                if bytes.count >= pattern.count {
+                    for at in 0 ... bytes.count - pattern.count where Array(bytes[at ..< at + pattern.count]) == pattern {
+                        naive += 1
+                    }
+                }
+                // count() steps past each hit, so overlapping hits count once; none of these
+                // patterns can overlap itself except `"`, which is one byte.
+                FrameScan.with(text) { XCTAssertEqual($0.count(pattern), naive, "\(String(decoding: pattern, as: UTF8.self)) in \(text)") }
+            }
+        }
     }
 
     func testLatencyPercentilesAreNearestRank() {

@@ -136,6 +136,8 @@ final class WireHelpersTests: XCTestCase {
         XCTAssertEqual((0..<4).map { _ in bucket.take(now: 10_000) }, [true, true, true, false], "capped at burst")
     }
 
+    /// `seq` right after the version: the benchmark reads it only there (Bench's
+    /// `FrameScan.leadingSeq`, tested in `FrameScanTests.testLeadingSeqIsReadOnlyRightAfterTheVersion`).
     func testOutboxFrameSplicesSeqAndExtras() {
         let payload = #"{"v":1,"type":"call.incoming","callID":"c"}"#
         XCTAssertTrue(OutboxFrame.isIncoming(payload))
