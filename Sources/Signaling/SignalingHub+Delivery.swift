@@ -18,7 +18,9 @@ extension SignalingHub {
 
     /// Persists one reducer step in one transaction (state, eventID record, outbox entries,
     /// deadlines), then sends the new outbox entries to the devices that are connected.
-    func commit(_ step: CallStep, callID: String, prior: CallState?, processed: ProcessedEvent?, time: HubTime,
+    /// `processed` is consumed: it moves into the commit (a borrowed one was copied there,
+    /// a retain and a release of each of its strings per command).
+    func commit(_ step: CallStep, callID: String, prior: CallState?, processed: consuming ProcessedEvent?, time: HubTime,
                 alsoCancel: [(callID: String, kind: String)] = []) throws -> [HubAction] {
         var outbox: [(StoredDeviceKey, Data)] = []
         var setDeadlines: [Deadline] = []
@@ -71,14 +73,17 @@ extension SignalingHub {
                                     descriptions: descriptionsChanged
                                         ? CallDescriptions(storing: state).encoded(sdps: &quotedSDPs) : Data())
         }
-        let entries = try store.commit(StepCommit(callID: callID, expectedRevision: prior?.revision, call: storedCall,
-                                                  processedEvent: processed, outbox: outbox, setDeadlines: setDeadlines,
-                                                  cancelDeadlines: cancelDeadlines, now: time.wall,
+        let wroteCall = storedCall != nil
+        // Moved into the commit, not copied (each field retained and released again).
+        let entries = try store.commit(StepCommit(callID: callID, expectedRevision: prior?.revision, call: consume storedCall,
+                                                  processedEvent: consume processed, outbox: consume outbox,
+                                                  setDeadlines: consume setDeadlines,
+                                                  cancelDeadlines: consume cancelDeadlines, now: time.wall,
                                                   descriptionsChanged: descriptionsChanged))
         if let isTerminal = step.state?.phase.isTerminal {
             callCache[callID] = isTerminal ? nil : step.state
         }
-        if storedCall != nil { descriptionsInline.remove(callID) }
+        if wroteCall { descriptionsInline.remove(callID) }
         var actions: [HubAction] = []
         for entry in entries {
             let device = DeviceKey(account: entry.device.account, device: entry.device.device)
