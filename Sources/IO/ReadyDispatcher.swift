@@ -184,7 +184,6 @@ final class ReadyDispatcher {
     /// Makes the epoll registration of `cell` equal `wanted` and schedules its next round
     /// after `timeoutMilliseconds` (0: as soon as the loop comes back, -1: only on I/O).
     func update(_ cell: ContextCell, wanted: [Int32: UInt32], timeoutMilliseconds: Int64) {
-        counters.refreshes += 1
         for (fd, _) in cell.registered where wanted[fd] == nil {
             // A closed fd left epoll by itself; its number may belong to another cell now.
             if fdOwner[fd] === cell {
@@ -196,7 +195,10 @@ final class ReadyDispatcher {
             let owner = fdOwner[fd]
             if owner === cell, cell.registered[fd] == events { continue }
             if events & 0x04 != 0 { counters.writeWaits += 1 }
-            if let other = owner, other !== cell { other.registered[fd] = nil }
+            if let other = owner, other !== cell {
+                other.registered[fd] = nil
+                other.registrationChanged()
+            }
             if owner == nil {
                 if control(0, fd, events) == EEXIST { control(1, fd, events) }
             } else if control(1, fd, events) == ENOENT {
@@ -205,6 +207,14 @@ final class ReadyDispatcher {
             fdOwner[fd] = cell
         }
         cell.registered = wanted
+        schedule(cell, timeoutMilliseconds: timeoutMilliseconds)
+    }
+
+    /// Schedules the next round of `cell` after `timeoutMilliseconds` (0: as soon as the loop
+    /// comes back, -1: only on I/O); its epoll registration stays as it is
+    /// (``ContextCell/refresh()`` found it unchanged).
+    func schedule(_ cell: ContextCell, timeoutMilliseconds: Int64) {
+        counters.refreshes += 1
         if timeoutMilliseconds == 0 {
             cell.deadline = -1
             if !cell.queuedImmediate {
@@ -274,7 +284,7 @@ final class ReadyDispatcher {
                 control(2, fd, 0)
                 continue
             }
-            cell.pending[fd, default: 0] |= eventBuffer[i]
+            cell.markPending(fd, eventBuffer[i])
             select(cell)
         }
         let now = Int64(g_get_monotonic_time())

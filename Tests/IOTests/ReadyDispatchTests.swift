@@ -83,6 +83,49 @@ final class ReadyDispatchTests: EchoServerCase {
         try checkEchoWorkIndependentOfIdleCount(idle: 500, perContext: 4)
     }
 
+    /// Connections closing and opening in rounds: the freed fd numbers come back for new
+    /// sockets, in the same context or another one, and a context's registration must follow
+    /// (a refresh that finds its fds unchanged skips epoll; one whose fd another context took
+    /// over must not). Every open connection echoes after every round, so no socket is left
+    /// unregistered, and at the end the registrations are exactly the open sockets.
+    func testEveryConnectionEchoesWhileFDNumbersAreReusedAcrossContexts() throws {
+        WebSocketConnection.connectionsPerContext = 4
+        try startServer()
+        final class Echoes: @unchecked Sendable {
+            let lock = NSLock()
+            var seen: [Int: Int] = [:]
+            func add(_ k: Int) { lock.lock(); seen[k, default: 0] += 1; lock.unlock() }
+            func count(_ k: Int) -> Int { lock.lock(); defer { lock.unlock() }; return seen[k, default: 0] }
+        }
+        let echoes = Echoes()
+        var open: [(key: Int, client: WebSocketClient)] = []
+        var nextKey = 0
+        func connect() throws {
+            let key = nextKey
+            nextKey += 1
+            open.append((key, try WebSocketClient.connectBlocking(loop: clientLoop, url: url, onText: { _ in echoes.add(key) })))
+        }
+        for _ in 0 ..< 16 { try connect() }
+        for round in 0 ..< 6 {
+            // Close every other one of the first 8 (spread over the first contexts), then
+            // open as many: their fds reuse the freed numbers.
+            let closing = open.prefix(8).enumerated().filter { $0.offset % 2 == round % 2 }.map(\.element)
+            for entry in closing { entry.client.close(code: 1000, reason: "churn") }
+            open.removeAll { entry in closing.contains { $0.key == entry.key } }
+            XCTAssertTrue(eventually { server.openWebSocketCount == open.count }, "round \(round)")
+            for _ in 0 ..< closing.count { try connect() }
+            XCTAssertTrue(eventually { server.openWebSocketCount == open.count }, "round \(round)")
+            for entry in open {
+                let before = echoes.count(entry.key)
+                entry.client.send(text: "round \(round)")
+                XCTAssertTrue(eventually(5) { echoes.count(entry.key) > before }, "connection \(entry.key) in round \(round)")
+            }
+        }
+        XCTAssertEqual(serverLoop.webSocketDispatchStats.registeredFDs, open.count)
+        for entry in open { entry.client.close(code: 1000, reason: "done") }
+        XCTAssertTrue(eventually { server.openWebSocketCount == 0 })
+    }
+
     /// Keepalive pings come from a timeout source in the connection's context: the
     /// dispatcher's deadline heap must run it while the socket is idle; the client's pong then
     /// wakes the socket. Without the timer path no round would run at all.
