@@ -38,10 +38,18 @@ PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 SWITCHBOARD_HTTP_HOST=127.0.0.1 SWITCHBOARD_HTTP_PORT=$PORT SWITCHBOARD_HTTP_SHARDS=$SHARDS \
   SWITCHBOARD_LOG_LEVEL=warning "$BIN" serve 2>"$DIR/server.log" &
 SPID=$!
+UP=0
 for _ in $(seq 100); do
-  [ -f data/token-secret ] && curl -s -o /dev/null "http://127.0.0.1:$PORT/healthz" && break
+  [ -f data/token-secret ] && curl -s -o /dev/null "http://127.0.0.1:$PORT/healthz" && UP=1 && break
   sleep 0.1
 done
+if [ "$UP" != 1 ]; then
+  # Not up after 10 s (it exited, or cannot bind the port): say why instead of running the
+  # benchmark against nothing.
+  echo "server did not come up on 127.0.0.1:$PORT within 10 s ($(kill -0 "$SPID" 2>/dev/null && echo running || echo exited)); its log:" >&2
+  tail -20 "$DIR/server.log" >&2
+  exit 1
+fi
 BENCH=$(realpath "${BENCH_BIN:-$BIN}")
 "$BENCH" bench signaling --url "ws://127.0.0.1:$PORT/v1/ws" --secret-file ./data/token-secret \
   --idle "$IDLE" "${IDLE_FLAGS[@]}" --pairs "$PAIRS" --callee-devices 3 --duration "$DUR" --warmup 3 --server-pid "$SPID" > "$OUT/$LABEL.txt" 2>&1
