@@ -51,37 +51,64 @@ private struct FrameScanner {
 
     init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
-    private enum Field: Int {
+    private enum Field: Int, CaseIterable {
         case v, type, eventID, callID, callee, revision, generation, sdp, candidate, sdpMid, sdpMLineIndex
         case ufrag, room, media, invitees, token, cursor
         case publisher, mid, track, maxWidth, maxHeight, maxLayer
 
+        /// The field named `key` (unescaped), or nil.
         init?(_ key: String) {
-            switch key {
-            case "v": self = .v
-            case "type": self = .type
-            case "eventID": self = .eventID
-            case "callID": self = .callID
-            case "callee": self = .callee
-            case "revision": self = .revision
-            case "generation": self = .generation
-            case "sdp": self = .sdp
-            case "candidate": self = .candidate
-            case "sdpMid": self = .sdpMid
-            case "sdpMLineIndex": self = .sdpMLineIndex
-            case "ufrag": self = .ufrag
-            case "room": self = .room
-            case "media": self = .media
-            case "invitees": self = .invitees
-            case "token": self = .token
-            case "cursor": self = .cursor
-            case "publisher": self = .publisher
-            case "mid": self = .mid
-            case "track": self = .track
-            case "maxWidth": self = .maxWidth
-            case "maxHeight": self = .maxHeight
-            case "maxLayer": self = .maxLayer
-            default: return nil
+            var key = key
+            guard let field = key.withUTF8({ Field(bytes: $0) }) else { return nil }
+            self = field
+        }
+
+        /// The field whose name is exactly `bytes` (no escapes), or nil.
+        init?(bytes: UnsafeBufferPointer<UInt8>) {
+            guard bytes.count < Self.namesByLength.count else { return nil }
+            for (name, field) in Self.namesByLength[bytes.count] where name.elementsEqual(bytes) {
+                self = field
+                return
+            }
+            return nil
+        }
+
+        /// The fields' names as bytes, indexed by length (at most 5 share one).
+        static let namesByLength: [[([UInt8], Field)]] = {
+            let longest = allCases.map(\.name.utf8.count).max() ?? 0
+            var table = [[([UInt8], Field)]](repeating: [], count: longest + 1)
+            for field in allCases {
+                let name = Array(field.name.utf8)
+                table[name.count].append((name, field))
+            }
+            return table
+        }()
+
+        var name: String {
+            switch self {
+            case .v: return "v"
+            case .type: return "type"
+            case .eventID: return "eventID"
+            case .callID: return "callID"
+            case .callee: return "callee"
+            case .revision: return "revision"
+            case .generation: return "generation"
+            case .sdp: return "sdp"
+            case .candidate: return "candidate"
+            case .sdpMid: return "sdpMid"
+            case .sdpMLineIndex: return "sdpMLineIndex"
+            case .ufrag: return "ufrag"
+            case .room: return "room"
+            case .media: return "media"
+            case .invitees: return "invitees"
+            case .token: return "token"
+            case .cursor: return "cursor"
+            case .publisher: return "publisher"
+            case .mid: return "mid"
+            case .track: return "track"
+            case .maxWidth: return "maxWidth"
+            case .maxHeight: return "maxHeight"
+            case .maxLayer: return "maxLayer"
             }
         }
     }
@@ -96,18 +123,19 @@ private struct FrameScanner {
         if take(UInt8(ascii: "}")) { return end() ? raw : nil }
         while true {
             skipSpace()
-            guard let key = string() else { return nil }
+            guard let key = self.key() else { return nil }
             skipSpace()
             guard take(UInt8(ascii: ":")) else { return nil }
             skipSpace()
-            if let field = Field(key) {
+            switch key {
+            case .known(let field):
                 let bit: UInt32 = 1 << field.rawValue
                 guard seenFields & bit == 0 else { return nil }
                 seenFields |= bit
                 guard read(field, into: &raw) else { return nil }
-            } else {
-                guard !unknownKeys.contains(key) else { return nil }
-                unknownKeys.append(key)
+            case .unknown(let name):
+                guard !unknownKeys.contains(name) else { return nil }
+                unknownKeys.append(name)
                 guard skipScalar() else { return nil }
             }
             skipSpace()
@@ -115,6 +143,36 @@ private struct FrameScanner {
             guard take(UInt8(ascii: "}")) else { return nil }
             return end() ? raw : nil
         }
+    }
+
+    private enum Key {
+        case known(Field)
+        case unknown(String)
+    }
+
+    /// An object key. A literal without escapes (every key a client writes) is matched on its
+    /// bytes against the field names, with no `String` made for a known field and no string
+    /// comparisons (~7 keys per command: making each a `String` and running it through
+    /// ``Field/init(_:)`` was ~10 % of the parse). A key with an escape (`"\u0074ype"` is
+    /// `type`) goes through ``string()`` and ``Field/init(_:)``, as before.
+    private mutating func key() -> Key? {
+        guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { return nil }
+        var end = i + 1
+        while end < bytes.count {
+            let b = bytes[end]
+            if b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") || b < 0x20 { break }
+            end += 1
+        }
+        guard end < bytes.count, bytes[end] == UInt8(ascii: "\"") else {
+            guard let name = string() else { return nil }
+            return Field(name).map { .known($0) } ?? .unknown(name)
+        }
+        let literal = UnsafeBufferPointer(rebasing: bytes[i + 1 ..< end])
+        lastLiteral = i ..< end + 1
+        lastStringCanonical = true
+        i = end + 1
+        if let field = Field(bytes: literal) { return .known(field) }
+        return .unknown(String(decoding: literal, as: UTF8.self))
     }
 
     /// One known field's value; `null` leaves it nil, as `decodeIfPresent` does.

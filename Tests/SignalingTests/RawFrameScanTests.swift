@@ -88,6 +88,29 @@ final class RawFrameScanTests: XCTestCase {
         }
     }
 
+    /// Keys are matched on their bytes when they have no escape, through the unescaped
+    /// string when they do: either way a field is the same field, near misses are unknown
+    /// keys, and a field named twice (once escaped) is left to the decoder.
+    func testKeysWithAndWithoutEscapesNameTheSameFields() {
+        let read = [
+            #"{"\u0074ype":"call.hangup","event\u0049D":"e-1","callID":"c1"}"#,
+            #"{"type":"call.hangup","eventID":"e-1","callID":"c1"}"#,
+            #"{"type":"x","typ":"a","types":"b","Type":"c","V":2,"sdpMLineIndexX":1,"t\u00ffpe":"d","sdpMLineIndex":3}"#,
+            #"{"type":"x","maxLayer":1,"maxWidth":2,"maxHeight":3,"mid":"m","sdp":"s","room":"r","track":"t","token":"k"}"#,
+        ]
+        for frame in read {
+            let scanned = RawFrame.scan(Array(frame.utf8))
+            XCTAssertNotNil(scanned, frame)
+            XCTAssertEqual(scanned, decoded(frame), frame)
+        }
+        XCTAssertEqual(RawFrame.scan(Array(read[0].utf8)), RawFrame.scan(Array(read[1].utf8)))
+        XCTAssertEqual(RawFrame.scan(Array(read[2].utf8))?.sdpMLineIndex, 3)
+        XCTAssertEqual(RawFrame.scan(Array(read[3].utf8))?.maxHeight, 3)
+        for twice in [#"{"type":"a","\u0074ype":"b"}"#, #"{"x\u0031":1,"x1":2}"#] {
+            XCTAssertNil(RawFrame.scan(Array(twice.utf8)), twice)
+        }
+    }
+
     /// Randomly mangled valid frames: whenever the scanner answers, the decoder agrees.
     func testScannerNeverDisagreesWithTheDecoderOnMangledFrames() {
         let base = Array(#"{"v":1,"type":"ice.candidate","eventID":"e-3","callID":"c1","generation":12,"candidate":"a\"b\\c\u00e9","sdpMid":"0","sdpMLineIndex":0,"extra":"x","n":null}"#.utf8)
