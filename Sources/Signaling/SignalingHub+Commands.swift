@@ -144,8 +144,8 @@ extension SignalingHub {
         }
         let processed = ProcessedEvent(account: device.account, device: device.device, eventID: command.eventID,
                                        payloadHash: command.payloadHash, result: result.encode(), processedAt: time.wall)
-        var actions: [HubAction] = [.send(id, WireText(utf8: sent))]
-        actions += try commit(step, callID: callID, prior: prior, processed: processed, time: time)
+        let actions = try commit(step, callID: callID, prior: prior, processed: processed, time: time,
+                                 first: .send(id, WireText(utf8: sent)))
         // Counted once committed: a retry reaches the commit and is counted as a duplicate.
         if case .rejected = step.outcome { counters.rejected += 1 } else { counters.accepted += 1 }
         logCommand(command, device: device, callID: callID, outcome: step.outcome,
