@@ -22,18 +22,14 @@ final class ContextCell {
     weak var dispatcher: ReadyDispatcher?
     /// Connections assigned to this cell.
     var members = 0
-    /// fd → epoll events registered for this cell.
-    var registered: [Int32: UInt32] = [:]
-    /// `registered` as packed (fd << 32 | events) values in ascending order, as the last
-    /// ``refresh()`` handed it to the dispatcher; nil after the dispatcher changed
-    /// `registered` behind the cell's back (another cell took one of its fd numbers).
-    private var registeredPacked: [UInt64]? = nil
-    /// The packed fds of the refresh under way (reused, so a refresh allocates nothing).
-    private var wantedPacked: [UInt64] = []
-    /// fds and events epoll reported since the last round (``markPending(_:_:)``): a handful
-    /// per round, so two small arrays searched linearly, not a dictionary hashed per fd.
-    private var pendingFDs: [Int32] = []
-    private var pendingEvents: [UInt32] = []
+    /// fds and epoll events registered for this cell, ordered by fd (``FDEvents/sort()``):
+    /// what the last ``refresh()`` that changed them handed to the dispatcher, minus an fd
+    /// number another cell has taken over since.
+    var registered = FDEvents()
+    /// The fds of the refresh under way (reused, so a refresh allocates nothing).
+    private var wanted = FDEvents()
+    /// fds and events epoll reported since the last round (``markPending(_:_:)``).
+    private var pending = FDEvents()
     /// Monotonic µs of the context's next timeout, -1 for none.
     var deadline: Int64 = -1
     var queuedImmediate = false
@@ -103,11 +99,10 @@ final class ContextCell {
         let always: UInt32 = 0x08 | 0x10 | 0x20
         for i in 0 ..< n {
             let wanted = UInt32(fds[i].events) | always
-            let got = pendingFDs.firstIndex(of: fds[i].fd).map { pendingEvents[$0] } ?? 0
+            let got = pending.events(of: fds[i].fd) ?? 0
             fds[i].revents = gushort(truncatingIfNeeded: got & wanted)
         }
-        pendingFDs.removeAll(keepingCapacity: true)
-        pendingEvents.removeAll(keepingCapacity: true)
+        pending.removeAll()
         _ = fds.withUnsafeMutableBufferPointer { buf in
             g_main_context_check(context, priority, buf.baseAddress, gint(n))
         }
@@ -129,10 +124,8 @@ final class ContextCell {
     /// round refreshes when it ends (a nested prepare would drop the dispatch list).
     ///
     /// Most rounds end with the fds and events they started with (libsoup replaces its input
-    /// source around every read, on the same fd for the same events), so the wanted set is
-    /// first collected into a small reused array and compared with the last one: only a
-    /// change goes through the dispatcher's dictionaries and `epoll_ctl`. Building and
-    /// diffing a dictionary on every round was ~2 % of the signaling server's CPU.
+    /// source around every read, on the same fd for the same events): when the wanted set
+    /// equals ``registered`` only the timeout is rescheduled, with no diff and no `epoll_ctl`.
     func refresh() {
         guard !isRunning, !retired, let dispatcher else { return }
         var priority: gint = 0
@@ -141,39 +134,21 @@ final class ContextCell {
         // Every priority: a ready high-priority source must not hide other sockets' fds.
         let n = query(priority: gint.max, timeout: &timeout)
         let timeoutMilliseconds = ready ? 0 : Int64(timeout)
-        wantedPacked.removeAll(keepingCapacity: true)
+        wanted.removeAll()
         for i in 0 ..< n where fds[i].fd != wakeupFD && fds[i].events != 0 {
-            let fd = UInt64(UInt32(bitPattern: fds[i].fd)) << 32, events = UInt64(UInt32(fds[i].events) & 0x07)
             // Several poll records may watch one fd (a socket's input and output sources).
-            if let j = wantedPacked.firstIndex(where: { $0 & ~0xFFFF_FFFF == fd }) {
-                wantedPacked[j] |= events
-            } else {
-                wantedPacked.append(fd | events)
-            }
+            wanted.insert(fds[i].fd, UInt32(fds[i].events) & 0x07)
         }
-        wantedPacked.sort()
-        if let registeredPacked, registeredPacked == wantedPacked {
+        wanted.sort()
+        if wanted == registered {
             dispatcher.schedule(self, timeoutMilliseconds: timeoutMilliseconds)
-            return
+        } else {
+            dispatcher.update(self, wanted: wanted, timeoutMilliseconds: timeoutMilliseconds)
         }
-        var wanted = [Int32: UInt32](minimumCapacity: wantedPacked.count)
-        for packed in wantedPacked {
-            wanted[Int32(bitPattern: UInt32(truncatingIfNeeded: packed >> 32))] = UInt32(truncatingIfNeeded: packed & 0xFFFF_FFFF)
-        }
-        dispatcher.update(self, wanted: wanted, timeoutMilliseconds: timeoutMilliseconds)
-        registeredPacked = wantedPacked
     }
 
     /// epoll reported `events` on `fd` for the next round.
     func markPending(_ fd: Int32, _ events: UInt32) {
-        if let i = pendingFDs.firstIndex(of: fd) {
-            pendingEvents[i] |= events
-        } else {
-            pendingFDs.append(fd)
-            pendingEvents.append(events)
-        }
+        pending.insert(fd, events)
     }
-
-    /// The dispatcher changed ``registered`` itself: the next ``refresh()`` diffs in full.
-    func registrationChanged() { registeredPacked = nil }
 }

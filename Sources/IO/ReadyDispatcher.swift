@@ -140,7 +140,7 @@ final class ReadyDispatcher {
         }
         cells[cell.id] = nil
         vacancies[cell.id] = nil
-        update(cell, wanted: [:], timeoutMilliseconds: -1)
+        update(cell, wanted: FDEvents(), timeoutMilliseconds: -1)
         cell.retire()
     }
 
@@ -183,22 +183,19 @@ final class ReadyDispatcher {
 
     /// Makes the epoll registration of `cell` equal `wanted` and schedules its next round
     /// after `timeoutMilliseconds` (0: as soon as the loop comes back, -1: only on I/O).
-    func update(_ cell: ContextCell, wanted: [Int32: UInt32], timeoutMilliseconds: Int64) {
-        for (fd, _) in cell.registered where wanted[fd] == nil {
+    func update(_ cell: ContextCell, wanted: FDEvents, timeoutMilliseconds: Int64) {
+        for (fd, _) in cell.registered.pairs where wanted.events(of: fd) == nil {
             // A closed fd left epoll by itself; its number may belong to another cell now.
             if fdOwner[fd] === cell {
                 control(2, fd, 0)
                 fdOwner[fd] = nil
             }
         }
-        for (fd, events) in wanted {
+        for (fd, events) in wanted.pairs {
             let owner = fdOwner[fd]
-            if owner === cell, cell.registered[fd] == events { continue }
+            if owner === cell, cell.registered.events(of: fd) == events { continue }
             if events & 0x04 != 0 { counters.writeWaits += 1 }
-            if let other = owner, other !== cell {
-                other.registered[fd] = nil
-                other.registrationChanged()
-            }
+            if let other = owner, other !== cell { other.registered.remove(fd) }
             if owner == nil {
                 if control(0, fd, events) == EEXIST { control(1, fd, events) }
             } else if control(1, fd, events) == ENOENT {
