@@ -55,10 +55,8 @@ struct FrameScan {
     /// `"seq":` through a result and its snapshot, which carry none, was the benchmark's
     /// largest cost per frame after the socket calls.
     func leadingSeq() -> Int64? {
-        let prefix = Self.seqPrefix
-        guard bytes.count > prefix.count, let base = bytes.baseAddress,
-              prefix.withUnsafeBytes({ memcmp(base, $0.baseAddress!, prefix.count) == 0 }) else { return nil }
-        return integer(at: prefix.count)
+        guard bytes.starts(with: Self.seqPrefix) else { return nil }
+        return integer(at: Self.seqPrefix.count)
     }
 
     private static let seqPrefix = Array(#"{"v":1,"seq":"#.utf8)

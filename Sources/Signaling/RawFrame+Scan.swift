@@ -154,25 +154,14 @@ private struct FrameScanner {
     /// bytes against the field names, with no `String` made for a known field and no string
     /// comparisons (~7 keys per command: making each a `String` and running it through
     /// ``Field/init(_:)`` was ~10 % of the parse). A key with an escape (`"\u0074ype"` is
-    /// `type`) goes through ``string()`` and ``Field/init(_:)``, as before.
+    /// `type`) is unescaped and goes through ``Field/init(_:)``.
     private mutating func key() -> Key? {
-        guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { return nil }
-        var end = i + 1
-        while end < bytes.count {
-            let b = bytes[end]
-            if b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") || b < 0x20 { break }
-            end += 1
+        guard let (literal, escaped) = literal() else { return nil }
+        guard escaped else {
+            return Field(bytes: literal).map { .known($0) } ?? .unknown(String(decoding: literal, as: UTF8.self))
         }
-        guard end < bytes.count, bytes[end] == UInt8(ascii: "\"") else {
-            guard let name = string() else { return nil }
-            return Field(name).map { .known($0) } ?? .unknown(name)
-        }
-        let literal = UnsafeBufferPointer(rebasing: bytes[i + 1 ..< end])
-        lastLiteral = i ..< end + 1
-        lastStringCanonical = true
-        i = end + 1
-        if let field = Field(bytes: literal) { return .known(field) }
-        return .unknown(String(decoding: literal, as: UTF8.self))
+        guard let name = unescaped(literal) else { return nil }
+        return Field(name).map { .known($0) } ?? .unknown(name)
     }
 
     /// One known field's value; `null` leaves it nil, as `decodeIfPresent` does.
@@ -299,6 +288,13 @@ private struct FrameScanner {
     /// literal without escapes straight from the frame's bytes, one with escapes (an SDP's
     /// `\r\n`) unescaped directly into the new string's storage.
     private mutating func string() -> String? {
+        guard let (literal, escaped) = literal() else { return nil }
+        return escaped ? unescaped(literal) : String(decoding: literal, as: UTF8.self)
+    }
+
+    /// The next string literal's bytes between its quotes, still escaped, and whether it has
+    /// an escape; `i` moves past the closing quote.
+    private mutating func literal() -> (bytes: UnsafeBufferPointer<UInt8>, escaped: Bool)? {
         guard take(UInt8(ascii: "\"")) else { return nil }
         let start = i
         // Find the closing quote; an escape's second byte is never the end. Words of 8
@@ -324,7 +320,12 @@ private struct FrameScanner {
         i = end + 1
         lastLiteral = start - 1 ..< end + 1
         lastStringCanonical = true
-        guard escaped else { return String(decoding: literal, as: UTF8.self) }
+        return (literal, escaped)
+    }
+
+    /// `literal` (from ``literal()``, with at least one escape) unescaped, or nil when an
+    /// escape is invalid; sets ``lastStringCanonical``.
+    private mutating func unescaped(_ literal: UnsafeBufferPointer<UInt8>) -> String? {
         // Unescaping never lengthens: a 2-byte escape gives 1 byte, `\uXXXX` (6 bytes) at most
         // 3 UTF-8 bytes, a surrogate pair (12 bytes) 4. So `literal.count` bytes of storage
         // always suffice, and every write below is at an index < `n` + (bytes the escape being
