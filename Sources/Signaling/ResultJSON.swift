@@ -2,26 +2,21 @@ import CallCore
 
 /// The business ack frames of docs/protocol.md §4.
 enum ResultJSON {
-    static func accepted(_ command: ClientCommand, callID: String, revision: Int64, snapshot: CallSnapshot?,
+    static func accepted(_ command: ClientCommand, callID: String, revision: Int64, call: ResultCall?,
                          noop: Bool, serverTime: Int64) -> String {
         var snapshots = SnapshotJSONMemo()
-        return accepted(command, callID: callID, revision: revision, snapshot: snapshot, noop: noop,
-                        serverTime: serverTime, snapshots: &snapshots)
+        return String(decoding: acceptedBytes(command, callID: callID, revision: revision, call: call, noop: noop,
+                                              serverTime: serverTime, snapshots: &snapshots), as: UTF8.self)
     }
 
-    static func accepted(_ command: ClientCommand, callID: String, revision: Int64, snapshot: CallSnapshot?,
-                         noop: Bool, serverTime: Int64, snapshots: inout SnapshotJSONMemo) -> String {
-        String(decoding: acceptedBytes(command, callID: callID, revision: revision, snapshot: snapshot, noop: noop,
-                                       serverTime: serverTime, snapshots: &snapshots), as: UTF8.self)
-    }
-
-    /// The UTF-8 bytes of ``accepted(_:callID:revision:snapshot:noop:serverTime:snapshots:)``.
-    static func acceptedBytes(_ command: ClientCommand, callID: String, revision: Int64, snapshot: CallSnapshot?,
+    /// An accepted result: the new revision and the call's phase (``ResultCall``; the whole
+    /// snapshot for `call.get` and for rows stored before 2026-12-02).
+    static func acceptedBytes(_ command: ClientCommand, callID: String, revision: Int64, call: ResultCall?,
                               noop: Bool, serverTime: Int64, snapshots: inout SnapshotJSONMemo) -> [UInt8] {
         var w = header(command, callID: callID, status: "accepted", serverTime: serverTime)
         w.field("revision", revision)
         if noop { w.field("noop", true) }
-        w.raw("snapshot", snapshot.map { snapshots.render($0) })
+        w.resultCall(call, snapshots: &snapshots)
         return w.finishBytes()
     }
 
@@ -34,17 +29,18 @@ enum ResultJSON {
 
     static func rejected(_ command: ClientCommand, code: String, message: String, snapshot: CallSnapshot?,
                          serverTime: Int64, snapshots: inout SnapshotJSONMemo) -> String {
-        String(decoding: rejectedBytes(command, code: code, message: message, snapshot: snapshot, serverTime: serverTime,
-                                       snapshots: &snapshots), as: UTF8.self)
+        String(decoding: rejectedBytes(command, code: code, message: message, call: snapshot.map(ResultCall.snapshot),
+                                       serverTime: serverTime, snapshots: &snapshots), as: UTF8.self)
     }
 
-    /// The UTF-8 bytes of ``rejected(_:code:message:snapshot:serverTime:snapshots:)``.
-    static func rejectedBytes(_ command: ClientCommand, code: String, message: String, snapshot: CallSnapshot?,
+    /// The UTF-8 bytes of ``rejected(_:code:message:snapshot:serverTime:snapshots:)``; `call`
+    /// is the call's snapshot when the device may see the call.
+    static func rejectedBytes(_ command: ClientCommand, code: String, message: String, call: ResultCall?,
                               serverTime: Int64, snapshots: inout SnapshotJSONMemo) -> [UInt8] {
         var w = header(command, callID: command.callID, status: "rejected", serverTime: serverTime)
         w.field("code", code)
         w.field("message", message)
-        w.raw("snapshot", snapshot.map { snapshots.render($0) })
+        w.resultCall(call, snapshots: &snapshots)
         return w.finishBytes()
     }
 

@@ -77,7 +77,7 @@ extension SignalingHub {
         guard let state = try? loadState(callID), state.isVisible(to: device.account) else {
             return ResultJSON.rejected(command, code: "callNotFound", message: "no such call", snapshot: nil, serverTime: time.wall)
         }
-        return ResultJSON.accepted(command, callID: callID, revision: state.revision, snapshot: state.snapshot,
+        return ResultJSON.accepted(command, callID: callID, revision: state.revision, call: .snapshot(state.snapshot),
                                    noop: true, serverTime: time.wall)
     }
 
@@ -126,15 +126,15 @@ extension SignalingHub {
         switch step.outcome {
         case .accepted(let revision):
             result = StoredResult(callID: callID, status: .accepted(revision: revision, noop: false),
-                                  snapshot: step.state?.snapshot, serverTime: time.wall)
+                                  call: step.state.map(ResultCall.phase(of:)), serverTime: time.wall)
         case .unchanged:
             let state = step.state ?? prior
             result = StoredResult(callID: callID, status: .accepted(revision: state?.revision ?? 0, noop: true),
-                                  snapshot: state?.snapshot, serverTime: time.wall)
+                                  call: state.map(ResultCall.phase(of:)), serverTime: time.wall)
         case .rejected(let rejection):
             let visible = prior.flatMap { $0.isVisible(to: device.account) ? $0.snapshot : nil }
             result = StoredResult(callID: nil, status: .rejected(code: rejection.rawValue, message: rejection.message),
-                                  snapshot: visible, serverTime: time.wall)
+                                  call: visible.map(ResultCall.snapshot), serverTime: time.wall)
         }
         // Rendered as bytes and sent as such (no `String` in between: a copy and a UTF-8
         // validation of ~750 bytes per command).
@@ -158,7 +158,7 @@ extension SignalingHub {
     private func record(_ command: ClientCommand, device: DeviceKey, callID: String, prior: CallState?, time: HubTime,
                         rejection: (code: String, message: String), on id: ConnectionID) throws -> [HubAction] {
         let result = StoredResult(callID: nil, status: .rejected(code: rejection.code, message: rejection.message),
-                                  snapshot: nil, serverTime: time.wall)
+                                  call: nil, serverTime: time.wall)
         let text = result.render(command)
         let processed = ProcessedEvent(account: device.account, device: device.device, eventID: command.eventID,
                                        payloadHash: command.payloadHash, result: result.encode(), processedAt: time.wall)

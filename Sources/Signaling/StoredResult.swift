@@ -5,8 +5,9 @@ import Foundation
 /// The first result of a command as kept in `processed_events.result`, so that a retry gets
 /// it again (docs/protocol.md §4, `duplicate` → `first`).
 ///
-/// Stored compactly (``encode()``), not as the JSON that was sent: the JSON is ~750 bytes
-/// (mostly the snapshot's field names and repeated account names), the compact form ~100–150.
+/// Stored compactly (``encode()``), not as the JSON that was sent: a rejection's JSON is
+/// ~750 bytes (mostly the snapshot's field names and repeated account names), its compact
+/// form ~100–150; an accepted result (phase, no snapshot, ``ResultCall``) ~200 and ~50.
 /// The processed-event insert is one of the biggest SQLite costs per command (profile in
 /// docs/benchmarks.md), and a smaller row means 5–6× more rows per 4 KB leaf, i.e. fewer
 /// page splits and fewer dirty pages written to the WAL per commit. ``render(_:)`` rebuilds
@@ -25,7 +26,9 @@ struct StoredResult: Equatable {
     /// A rejected result names `command.callID`, as ``ResultJSON/rejected`` does.
     var callID: String?
     var status: Status
-    var snapshot: CallSnapshot?
+    /// The call's phase (accepted) or snapshot (rejected, and accepted rows stored before
+    /// 2026-12-02), as the result frame carries it (``ResultCall``).
+    var call: ResultCall?
     var serverTime: Int64
 
     /// First byte of the compact form; JSON starts with `{` (0x7B).
@@ -46,10 +49,10 @@ struct StoredResult: Equatable {
     func renderBytes(_ command: ClientCommand, snapshots: inout SnapshotJSONMemo) -> [UInt8] {
         switch status {
         case .accepted(let revision, let noop):
-            return ResultJSON.acceptedBytes(command, callID: callID ?? "", revision: revision, snapshot: snapshot,
+            return ResultJSON.acceptedBytes(command, callID: callID ?? "", revision: revision, call: call,
                                             noop: noop, serverTime: serverTime, snapshots: &snapshots)
         case .rejected(let code, let message):
-            return ResultJSON.rejectedBytes(command, code: code, message: message, snapshot: snapshot,
+            return ResultJSON.rejectedBytes(command, code: code, message: message, call: call,
                                             serverTime: serverTime, snapshots: &snapshots)
         }
     }
@@ -68,11 +71,17 @@ struct StoredResult: Equatable {
             w.string(message)
         }
         w.int(serverTime)
-        if let snapshot {
+        // 0 nothing, 1 a snapshot, 2 a phase and optional end reason (as raw strings).
+        switch call {
+        case nil:
+            w.byte(0)
+        case .snapshot(let snapshot)?:
             w.byte(1)
             snapshot.encode(to: &w)
-        } else {
-            w.byte(0)
+        case .phase(let phase, let endReason)?:
+            w.byte(2)
+            w.string(phase.rawValue)
+            w.optionalString(endReason?.rawValue)
         }
         return w.record()
     }
@@ -89,14 +98,21 @@ struct StoredResult: Equatable {
         default: throw CompactReader.Malformed()
         }
         let serverTime = try r.int()
-        let snapshot: CallSnapshot?
+        let call: ResultCall?
         switch try r.byte() {
-        case 0: snapshot = nil
-        case 1: snapshot = try CallSnapshot.decode(from: &r)
+        case 0: call = nil
+        case 1: call = .snapshot(try CallSnapshot.decode(from: &r))
+        case 2:
+            let phase = try r.raw(CallPhase.self)
+            let endReason = try r.optionalString().map { text -> CallEndReason in
+                guard let reason = CallEndReason(rawValue: text) else { throw CompactReader.Malformed() }
+                return reason
+            }
+            call = .phase(phase, endReason: endReason)
         default: throw CompactReader.Malformed()
         }
         guard r.isAtEnd else { throw CompactReader.Malformed() }
-        return StoredResult(callID: callID, status: status, snapshot: snapshot, serverTime: serverTime)
+        return StoredResult(callID: callID, status: status, call: call, serverTime: serverTime)
     }
 
     /// The `first` of a duplicate reply from a stored result: a compact one re-rendered for

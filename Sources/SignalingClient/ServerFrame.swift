@@ -24,7 +24,11 @@ public struct ServerFrame: @unchecked Sendable, CustomStringConvertible {
     /// Durable events carry their stream position as a decimal string (opaque to clients).
     public var seq: Int64? { (object["seq"] as? String).flatMap { Int64($0) } }
     public var snapshot: [String: Any]? { object["snapshot"] as? [String: Any] }
-    public var phase: String? { snapshot?["phase"] as? String }
+    /// The call's phase: an accepted result's and a `call.state` event's own field, else the
+    /// snapshot's (rejections, `call.get`, other events).
+    public var phase: String? { object["phase"] as? String ?? snapshot?["phase"] as? String }
+    /// The end reason of an accepted result that ended the call, else the snapshot's.
+    public var endReason: String? { object["endReason"] as? String ?? snapshot?["endReason"] as? String }
     public subscript(key: String) -> Any? { object[key] }
 
     public var description: String { text }

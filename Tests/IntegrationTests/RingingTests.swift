@@ -80,7 +80,8 @@ final class RingingTests: IntegrationCase {
         let busy = try carol.request("call.invite", ["callee": "bob"])
         XCTAssertEqual(busy.status, "accepted")
         XCTAssertEqual(busy.phase, "ended")
-        XCTAssertEqual(busy.snapshot?["endReason"] as? String, "busy")
+        XCTAssertEqual(busy.endReason, "busy")
+        XCTAssertNil(busy.snapshot, "an accepted result carries the phase, not the snapshot")
     }
 
     func testDuplicateEventIDReturnsTheFirstResultAndReuseIsRefused() throws {

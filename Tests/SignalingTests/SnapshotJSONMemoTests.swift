@@ -37,14 +37,15 @@ final class SnapshotJSONMemoTests: XCTestCase {
         guard case .command(let command) = try ClientMessage.parse(#"{"v":1,"type":"call.ringing","eventID":"e1","callID":"c1"}"#).get()
         else { return XCTFail("not a command") }
         let state = snapshot(revision: 3, tablet: .ringing)
-        let result = StoredResult(callID: "c1", status: .accepted(revision: 3, noop: false), snapshot: state, serverTime: 5)
+        let result = StoredResult(callID: "c1", status: .accepted(revision: 3, noop: false), call: .snapshot(state),
+                                  serverTime: 5)
         let notice = CallNotice.ringingOnCallee(state)
         var memo = SnapshotJSONMemo()
         XCTAssertEqual(result.render(command, snapshots: &memo), result.render(command))
         XCTAssertEqual(NoticeJSON.render(notice, callID: "c1", serverTime: 5, snapshots: &memo),
                        NoticeJSON.render(notice, callID: "c1", serverTime: 5))
         let rejected = StoredResult(callID: nil, status: .rejected(code: "staleRevision", message: "m"),
-                                    snapshot: snapshot(revision: 4, tablet: .answered), serverTime: 6)
+                                    call: .snapshot(snapshot(revision: 4, tablet: .answered)), serverTime: 6)
         XCTAssertEqual(rejected.render(command, snapshots: &memo), rejected.render(command))
     }
 }

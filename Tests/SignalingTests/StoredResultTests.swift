@@ -1,5 +1,6 @@
 import CallCore
 import Foundation
+import Storage
 @testable import Signaling
 import XCTest
 
@@ -59,6 +60,39 @@ final class StoredResultTests: XCTestCase {
         return exchanges
     }
 
+    /// Accepted results name the call's phase (and end reason once ended) instead of carrying
+    /// its snapshot; rejections that may see the call carry the snapshot (docs/protocol.md §4).
+    func testAcceptedResultsCarryThePhaseAndRejectionsTheSnapshot() throws {
+        let h = try HubHarness()
+        let exchanges = try callWithEveryKindOfResult(h)
+        var seen: [String: Int] = [:]
+        for exchange in exchanges {
+            let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(exchange.result.utf8)) as? [String: Any])
+            let command = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(exchange.frame.utf8)) as? [String: Any])
+            let status = try XCTUnwrap(object["status"] as? String)
+            seen[status, default: 0] += 1
+            if status == "accepted" {
+                XCTAssertNil(object["snapshot"], exchange.result)
+                XCTAssertNotNil(object["phase"] as? String, exchange.result)
+                XCTAssertEqual(object["endReason"] != nil, object["phase"] as? String == "ended", exchange.result)
+            } else if command["callID"] as? String == "no-such-call" || command["callee"] as? String == "alice" {
+                XCTAssertNil(object["snapshot"], exchange.result)
+            } else {
+                XCTAssertNotNil(object["snapshot"] as? [String: Any], exchange.result)
+                XCTAssertNil(object["phase"], exchange.result)
+            }
+        }
+        XCTAssertGreaterThanOrEqual(seen["accepted"] ?? 0, 8, "\(seen)")
+        XCTAssertGreaterThanOrEqual(seen["rejected"] ?? 0, 3, "\(seen)")
+        let phases = exchanges.compactMap { exchange -> String? in
+            (try? JSONSerialization.jsonObject(with: Data(exchange.result.utf8)) as? [String: Any])?["phase"] as? String
+        }
+        XCTAssertEqual(phases.first, "ringing")
+        XCTAssertTrue(phases.contains("connecting"), "\(phases)")
+        XCTAssertTrue(phases.contains("active"), "\(phases)")
+        XCTAssertEqual(phases.last, "ended")
+    }
+
     func testEveryRetriedCommandGetsItsFirstResultByteForByte() throws {
         let h = try HubHarness()
         let exchanges = try callWithEveryKindOfResult(h)
@@ -110,14 +144,36 @@ final class StoredResultTests: XCTestCase {
             answeredBy: DeviceKey(account: "bob", device: "phone"), endReason: .hangup,
             endedBy: DeviceKey(account: "carol", device: "ü"), createdAt: -5, endedAt: 1_800_000_000_000,
             deadlines: CallDeadlines(ring: 1, connect: Int64.max), generation: 2, media: .sfu)
-        let result = StoredResult(callID: "c1", status: .rejected(code: "staleRevision", message: "é"), snapshot: snapshot,
-                                  serverTime: Int64.min)
-        let bytes = result.encode()
-        XCTAssertEqual(try StoredResult.decode(bytes), result)
-        for length in 0..<bytes.count {
-            XCTAssertThrowsError(try StoredResult.decode(bytes.prefix(length)), "\(length)")
+        let results = [
+            StoredResult(callID: "c1", status: .rejected(code: "staleRevision", message: "é"), call: .snapshot(snapshot),
+                         serverTime: Int64.min),
+            // An accepted row as builds before 2026-12-02 stored it, with the snapshot.
+            StoredResult(callID: "c1", status: .accepted(revision: 4, noop: false), call: .snapshot(snapshot), serverTime: 3),
+            StoredResult(callID: "c1", status: .accepted(revision: 9, noop: true), call: .phase(.ended, endReason: .busy),
+                         serverTime: Int64.max),
+            StoredResult(callID: nil, status: .accepted(revision: 2, noop: false), call: .phase(.ringing, endReason: nil),
+                         serverTime: 0),
+            StoredResult(callID: nil, status: .rejected(code: "selfCall", message: ""), call: nil, serverTime: -1),
+        ]
+        for result in results {
+            let bytes = result.encode()
+            XCTAssertEqual(try StoredResult.decode(bytes), result)
+            for length in 0..<bytes.count {
+                XCTAssertThrowsError(try StoredResult.decode(bytes.prefix(length)), "\(length)")
+            }
+            XCTAssertThrowsError(try StoredResult.decode(bytes + [0]))
         }
-        XCTAssertThrowsError(try StoredResult.decode(bytes + [0]))
+        // A phase or end reason this build does not know is a corrupt row, not a guess.
+        var unknownPhase = CompactWriter()
+        unknownPhase.byte(StoredResult.formatTag)
+        unknownPhase.optionalString("c1")
+        unknownPhase.byte(0)
+        unknownPhase.int(3)
+        unknownPhase.int(1)
+        unknownPhase.byte(2)
+        unknownPhase.string("dialing")
+        unknownPhase.optionalString(nil)
+        XCTAssertThrowsError(try StoredResult.decode(unknownPhase.record()))
         // An older build's row: the JSON itself, returned as stored.
         guard case .command(let command) = try ClientMessage.parse(#"{"v":1,"type":"call.hangup","eventID":"e","callID":"c"}"#).get()
         else { return XCTFail("not a command") }

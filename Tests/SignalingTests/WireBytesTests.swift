@@ -67,8 +67,35 @@ final class WireBytesTests: XCTestCase {
         }
     }
 
+    /// Results (docs/protocol.md §4): an accepted one names the call's phase (and end reason
+    /// once ended), a rejected one carries the snapshot, as the protocol's examples show.
+    func testResultsCarryThePhaseWhenAcceptedAndTheSnapshotWhenRejected() throws {
+        guard case .success(.command(let answer)) = ClientMessage.parse(
+            #"{"v":1,"type":"call.answer","eventID":"e-17","callID":"c1","revision":2}"#) else {
+            return XCTFail("not a command")
+        }
+        let snapshot = CallSnapshot(callID: "c1", revision: 3, phase: .connecting, caller: DeviceKey(account: "alice", device: "laptop"),
+                                    callee: "bob", devices: [], answeredBy: DeviceKey(account: "bob", device: "phone"),
+                                    endReason: nil, endedBy: nil, createdAt: 5, endedAt: nil, deadlines: CallDeadlines(connect: 35),
+                                    generation: 1)
+        var memo = SnapshotJSONMemo()
+        func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
+        XCTAssertEqual(text(ResultJSON.acceptedBytes(answer, callID: "c1", revision: 3, call: .phase(.connecting, endReason: nil),
+                                                     noop: false, serverTime: 7, snapshots: &memo)),
+                       #"{"v":1,"type":"result","eventID":"e-17","command":"call.answer","callID":"c1","status":"accepted","serverTime":7,"revision":3,"phase":"connecting"}"#)
+        XCTAssertEqual(text(ResultJSON.acceptedBytes(answer, callID: "c1", revision: 9, call: .phase(.ended, endReason: .busy),
+                                                     noop: true, serverTime: 7, snapshots: &memo)),
+                       #"{"v":1,"type":"result","eventID":"e-17","command":"call.answer","callID":"c1","status":"accepted","serverTime":7,"revision":9,"noop":true,"phase":"ended","endReason":"busy"}"#)
+        XCTAssertEqual(text(ResultJSON.rejectedBytes(answer, code: "staleRevision", message: "call is at revision 3",
+                                                     call: .snapshot(snapshot), serverTime: 7, snapshots: &memo)),
+                       #"{"v":1,"type":"result","eventID":"e-17","command":"call.answer","callID":"c1","status":"rejected","serverTime":7,"code":"staleRevision","message":"call is at revision 3","snapshot":"#
+                        + SnapshotJSON.render(snapshot) + "}")
+    }
+
     /// Three setups' 75 frames (results, every notice of a setup, outbox frames with their
-    /// seq spliced in): one FNV-1a digest over all of them, in order.
+    /// seq spliced in): one FNV-1a digest over all of them, in order. Re-pinned on 2026-12-02,
+    /// when accepted results stopped carrying the snapshot (the notices did not change:
+    /// ``testEveryRendererAndThePayloadHashGiveThePinnedBytes``).
     func testThreeSetupsSendThePinnedFrames() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wirebytes-\(UUID().uuidString)")
         let workload = try HubSetupWorkload(directory: directory)
@@ -76,7 +103,7 @@ final class WireBytesTests: XCTestCase {
         for _ in 0 ..< 3 { try workload.run(workload.nextSetup(), batchSize: 24) }
         XCTAssertEqual(workload.framesOut, 75)
         XCTAssertEqual(workload.accepted, 36)
-        XCTAssertEqual(String(workload.digest, radix: 16), "9453eb4a2e8b224c")
+        XCTAssertEqual(String(workload.digest, radix: 16), "1998bbc5b845c753")
     }
 
     /// The outbox splice from stored bytes gives the bytes of the string splice it replaced,
