@@ -163,17 +163,25 @@ final class StoredResultTests: XCTestCase {
             }
             XCTAssertThrowsError(try StoredResult.decode(bytes + [0]))
         }
-        // A phase or end reason this build does not know is a corrupt row, not a guess.
-        var unknownPhase = CompactWriter()
-        unknownPhase.byte(StoredResult.formatTag)
-        unknownPhase.optionalString("c1")
-        unknownPhase.byte(0)
-        unknownPhase.int(3)
-        unknownPhase.int(1)
-        unknownPhase.byte(2)
-        unknownPhase.string("dialing")
-        unknownPhase.optionalString(nil)
-        XCTAssertThrowsError(try StoredResult.decode(unknownPhase.record()))
+        // A phase or end reason this build does not know is a corrupt row, not a guess; the
+        // same bytes with known names decode.
+        func phaseRow(_ phase: String, _ endReason: String?) -> Data {
+            var w = CompactWriter()
+            w.byte(StoredResult.formatTag)
+            w.optionalString("c1")
+            w.byte(0)
+            w.int(3)
+            w.int(1)
+            w.byte(2)
+            w.string(phase)
+            w.optionalString(endReason)
+            return w.record()
+        }
+        XCTAssertEqual(try StoredResult.decode(phaseRow("ended", "busy")),
+                       StoredResult(callID: "c1", status: .accepted(revision: 3, noop: false),
+                                    call: .phase(.ended, endReason: .busy), serverTime: 1))
+        XCTAssertThrowsError(try StoredResult.decode(phaseRow("dialing", nil)))
+        XCTAssertThrowsError(try StoredResult.decode(phaseRow("ended", "unplugged")))
         // An older build's row: the JSON itself, returned as stored.
         guard case .command(let command) = try ClientMessage.parse(#"{"v":1,"type":"call.hangup","eventID":"e","callID":"c"}"#).get()
         else { return XCTFail("not a command") }
