@@ -46,10 +46,7 @@ extension CallSnapshot {
             devices.append(DeviceEntry(device: device, participation: try DeviceParticipation.decode(from: &r)))
         }
         let answeredBy = try decodeOptional(from: &r, caller: caller, callee: callee)
-        let endReason = try r.optionalString().map { text -> CallEndReason in
-            guard let reason = CallEndReason(rawValue: text) else { throw CompactReader.Malformed() }
-            return reason
-        }
+        let endReason = try r.optionalRaw(CallEndReason.self)
         let endedBy = try decodeOptional(from: &r, caller: caller, callee: callee)
         let createdAt = try r.int()
         let endedAt = try r.optionalInt()

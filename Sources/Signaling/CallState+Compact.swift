@@ -95,10 +95,7 @@ enum CallStateCompact {
         var pushed: Set<DeviceKey> = []
         for _ in 0 ..< (try count(from: &r)) { pushed.insert(try device(from: &r)) }
         let answeredBy = try optionalDevice(from: &r)
-        let endReason = try r.optionalString().map { text -> CallEndReason in
-            guard let reason = CallEndReason(rawValue: text) else { throw CompactReader.Malformed() }
-            return reason
-        }
+        let endReason = try r.optionalRaw(CallEndReason.self)
         let endedBy = try optionalDevice(from: &r)
         let createdAt = try r.int()
         let endedAt = try r.optionalInt()

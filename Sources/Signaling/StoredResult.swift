@@ -104,10 +104,7 @@ struct StoredResult: Equatable {
         case 1: call = .snapshot(try CallSnapshot.decode(from: &r))
         case 2:
             let phase = try r.raw(CallPhase.self)
-            let endReason = try r.optionalString().map { text -> CallEndReason in
-                guard let reason = CallEndReason(rawValue: text) else { throw CompactReader.Malformed() }
-                return reason
-            }
+            let endReason = try r.optionalRaw(CallEndReason.self)
             call = .phase(phase, endReason: endReason)
         default: throw CompactReader.Malformed()
         }

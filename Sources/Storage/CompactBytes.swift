@@ -152,4 +152,11 @@ package struct CompactReader {
         guard let value = T(rawValue: try string()) else { throw Malformed() }
         return value
     }
+
+    /// ``raw(_:)`` written with `optionalString`: nil, or a case this build knows.
+    package mutating func optionalRaw<T: RawRepresentable>(_ type: T.Type) throws -> T? where T.RawValue == String {
+        guard let text = try optionalString() else { return nil }
+        guard let value = T(rawValue: text) else { throw Malformed() }
+        return value
+    }
 }
