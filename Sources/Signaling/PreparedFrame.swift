@@ -10,7 +10,14 @@
 ///
 /// The result is what ``SignalingHub/received(_:prepared:on:time:)`` would have computed
 /// itself: the same size check first, then the same parse.
-public struct PreparedFrame: Sendable, Equatable {
+///
+/// A class, not a struct: it travels from the shard to the hub as `any Sendable` (the IO
+/// module does not know this type) and then sits in the hub's frame queue. As a struct of
+/// ~10 words the existential boxed it on the heap, the hub's `as?` cast copied it out field
+/// by field (a retain per string and array of the parsed command) and every copy of a queued
+/// frame did so again; a reference is cast and copied with one retain
+/// (docs/benchmarks.md, "The parsed frame by reference").
+public final class PreparedFrame: Sendable, Equatable {
     let message: Result<ClientMessage, WireError>
     /// The frame's `sdp` literal as ``ClientMessage/parse(_:quotedSDP:)`` returned it.
     let quotedSDP: [UInt8]?
@@ -27,6 +34,10 @@ public struct PreparedFrame: Sendable, Equatable {
         var quoted: [UInt8]?
         message = ClientMessage.parse(text, quotedSDP: &quoted)
         quotedSDP = quoted
+    }
+
+    public static func == (a: PreparedFrame, b: PreparedFrame) -> Bool {
+        a === b || (a.message == b.message && a.quotedSDP == b.quotedSDP && a.maxMessageBytes == b.maxMessageBytes)
     }
 }
 

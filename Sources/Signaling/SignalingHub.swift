@@ -96,9 +96,10 @@ public final class SignalingHub {
 
     /// One text frame from a connection.
     public func received(_ text: String, prepared: PreparedFrame? = nil, on id: ConnectionID, time: HubTime) -> [HubAction] {
-        guard var connection = connections[id] else { return [] }
-        connection.lastFrameMono = time.mono
-        connections[id] = connection
+        // In place: a copy of the connection out and back would retain and release each of
+        // its strings.
+        guard let index = connections.index(forKey: id) else { return [] }
+        connections.values[index].lastFrameMono = time.mono
         // Frames between the limit and the transport's hard cap (``HubConfig/hardFrameLimit``)
         // get a typed error and the connection lives on; libsoup drops larger ones (1009).
         // The size check and the parse come from the shard when it prepared the frame.
@@ -109,8 +110,8 @@ public final class SignalingHub {
         case .failure(let error):
             return malformed(error, on: id)
         case .success(let message):
-            connections[id]?.malformedStreak = 0
-            guard let device = connection.device else {
+            connections.values[index].malformedStreak = 0
+            guard let device = connections.values[index].device else {
                 guard case .hello(let token, let cursor) = message else {
                     return [.close(id, code: CloseCode.protocolViolation, reason: "hello expected")]
                 }
