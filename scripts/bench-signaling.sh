@@ -32,10 +32,24 @@ IDLE_FLAGS=()
 OUT=${OUT:-$PWD/bench-out}
 mkdir -p "$OUT"
 DIR=$(mktemp -d)
-trap 'kill "$SPID" 2>/dev/null || true; rm -rf "$DIR"' EXIT
+# Stop the server and wait for it to exit: a script run right after this one would
+# otherwise start its server while this one still shuts down.
+SPID=""
+stop_server() {
+  [ -n "$SPID" ] && kill "$SPID" 2>/dev/null || return 0
+  for _ in $(seq 300); do kill -0 "$SPID" 2>/dev/null || return 0; sleep 0.1; done
+  echo "server $SPID still running 30 s after SIGTERM; killing it" >&2
+  kill -9 "$SPID" 2>/dev/null || true
+}
+trap 'stop_server; rm -rf "$DIR"' EXIT
 cd "$DIR"
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+free_port() { python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.'"$1"'); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+PORT=$(free_port SOCK_STREAM)
+# The media plane on a free loopback port too, not the default 0.0.0.0:10000, which another
+# server (a run just before, a second benchmark) may hold.
+MEDIA_PORT=$(free_port SOCK_DGRAM)
 SWITCHBOARD_HTTP_HOST=127.0.0.1 SWITCHBOARD_HTTP_PORT=$PORT SWITCHBOARD_HTTP_SHARDS=$SHARDS \
+  SWITCHBOARD_MEDIA_HOST=127.0.0.1 SWITCHBOARD_MEDIA_PORT=$MEDIA_PORT \
   SWITCHBOARD_LOG_LEVEL=warning "$BIN" serve 2>"$DIR/server.log" &
 SPID=$!
 UP=0
