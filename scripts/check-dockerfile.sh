@@ -6,7 +6,7 @@
 #   FROM swift:<v>-bookworm    -> the same, plus the packages the official Swift image
 #                                 installs (swift-docker, <v>/bookworm/Dockerfile) and this
 #                                 machine's Swift toolchain (`swift` on PATH, which must be
-#                                 version <v>) under /opt/swift
+#                                 version <v>) mounted read-only at /opt/swift
 #   ARG (defaults), RUN (`/bin/sh -c` in the chroot), WORKDIR, COPY (from the repository, or
 #   --from=<stage>), USER, ENV, ENTRYPOINT, CMD; VOLUME and EXPOSE are noted only
 # Then it asserts what the image promises: every shared library the binary needs is in the
@@ -33,9 +33,12 @@ WORK=$(mktemp -d)
 SPID=""
 MOUNTS=()
 cleanup() {
-  [ -n "$SPID" ] && kill "$SPID" 2>/dev/null || true
-  for m in "${MOUNTS[@]}"; do umount "$m" 2>/dev/null || true; done
-  rm -rf "$WORK"
+  if [ -n "$SPID" ]; then kill "$SPID" 2>/dev/null && wait "$SPID" 2>/dev/null || true; fi
+  local i
+  for ((i = ${#MOUNTS[@]} - 1; i >= 0; i--)); do umount "${MOUNTS[$i]}" 2>/dev/null || true; done
+  # --one-file-system: never into a mount that failed to come off (the chroots' /proc, the
+  # toolchain).
+  rm -rf --one-file-system "$WORK"
 }
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -100,7 +103,10 @@ while IFS= read -r line; do
           log "FROM $image: the image's packages and the toolchain at $toolchain (Swift $have)"
           in_root "$ROOT" root / sh -c "apt-get update -q && apt-get install -y -q --no-install-recommends $(echo $SWIFT_IMAGE_PACKAGES)" \
             > "$WORK/swift-image.log" 2>&1 || { tail -20 "$WORK/swift-image.log"; fail "the Swift image's packages"; }
-          cp -a "$toolchain" "$ROOT/opt/swift"
+          # Read-only bind mount: the image's /opt/swift without copying 3 GB.
+          mkdir -p "$ROOT/opt/swift"
+          mount --bind "$toolchain" "$ROOT/opt/swift"; MOUNTS+=("$ROOT/opt/swift")
+          mount -o remount,ro,bind "$ROOT/opt/swift"
           STAGE_PATH=/opt/swift/usr/bin:$STAGE_PATH ;;
         *) fail "no stand-in for base image $image: teach this script" ;;
       esac ;;
