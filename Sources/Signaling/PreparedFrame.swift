@@ -16,7 +16,7 @@
 /// ~10 words the existential boxed it on the heap, the hub's `as?` cast copied it out field
 /// by field (a retain per string and array of the parsed command) and every copy of a queued
 /// frame did so again; a reference is cast and copied with one retain
-/// (docs/benchmarks.md, "The parsed frame by reference").
+/// (docs/benchmarks.md, "A new machine, and the parsed frame by reference").
 public final class PreparedFrame: Sendable, Equatable {
     let message: Result<ClientMessage, WireError>
     /// The frame's `sdp` literal as ``ClientMessage/parse(_:quotedSDP:)`` returned it.
