@@ -127,6 +127,7 @@ while IFS= read -r line; do
       [[ "$dst" == /* ]] || dst=$CWD/$dst
       for src in "${srcs[@]}"; do
         if [ -n "$from" ]; then
+          [[ -v STAGE_ROOT[$from] ]] || fail "COPY --from=$from: no stage of that name"
           if [ -z "${STAGE_ROOT[$from]}" ]; then
             [ "$src" = /out/switchboard ] || fail "COPY --from=$from $src: only /out/switchboard can come from --binary"
             path=$BINARY
