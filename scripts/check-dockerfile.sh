@@ -24,11 +24,18 @@
 #   scripts/check-dockerfile.sh --binary BIN    # the runtime stage only, with BIN as the
 #                                               # build stage's /out/switchboard (built with
 #                                               # --static-swift-stdlib, as stage 1 does)
+#   scripts/check-dockerfile.sh --export PATH   # both stages; on success the image's
+#                                               # binary is also copied to PATH
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 DOCKERFILE=$REPO/deploy/Dockerfile
-BINARY=""
-if [ "${1:-}" = --binary ]; then BINARY=$(realpath "${2:?--binary needs a path}"); fi
+BINARY=""; EXPORT=""
+case "${1:-}" in
+  --binary) BINARY=$(realpath "${2:?--binary needs a path}") ;;
+  --export) EXPORT=${2:?--export needs a path} ;;
+  "") ;;
+  *) echo "usage: check-dockerfile.sh [--binary BIN | --export PATH]" >&2; exit 2 ;;
+esac
 WORK=$(mktemp -d)
 SPID=""
 MOUNTS=()
@@ -195,5 +202,6 @@ SPID=""
 if grep '"level":"error"' "$WORK/serve.log"; then fail "errors in the server's log (above)"; fi
 # Size: apt's package cache left out (the official images clean it after every install;
 # debootstrap's tree does not).
+[ -z "$EXPORT" ] || install -D -m 0755 "$ROOT$BIN_IN_IMAGE" "$EXPORT"
 echo "OK: deploy/Dockerfile's image runs the server (binary $(du -h "$ROOT$BIN_IN_IMAGE" | cut -f1)," \
   "file system without apt's cache $(du -sh --exclude=proc --exclude=var/cache/apt "$ROOT" | cut -f1))"

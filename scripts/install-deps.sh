@@ -3,14 +3,15 @@
 # Debian 12.
 #   install-deps.sh         build and run: the C libraries behind the system-library modules
 #   install-deps.sh --test  also what the tests drive: openssl (DTLS interop), chromium and
-#                           coturn (browser tests), aiortc from PyPI (independent WebRTC peer)
+#                           coturn (browser tests), aiortc from PyPI (independent WebRTC peer),
+#                           debootstrap and systemd-nspawn (the deploy/ checks)
 set -euo pipefail
 pkgs=(pkg-config libnice-dev libglib2.0-dev libsrtp2-dev libopus-dev libssl-dev
       libsoup-3.0-dev libsqlite3-dev libtcmalloc-minimal4)
 with_tests=false
 [ "${1:-}" = "--test" ] && with_tests=true
 if $with_tests; then
-  pkgs+=(openssl chromium coturn python3-pip)
+  pkgs+=(openssl chromium coturn python3-pip debootstrap systemd-container)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

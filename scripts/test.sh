@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite: installs missing Debian and Python packages, builds, runs `swift test`.
+# The whole test suite: installs missing Debian and Python packages, builds, runs `swift test`,
+# then checks deploy/ (Dockerfile, systemd unit).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh --test
@@ -13,6 +14,14 @@ swift test --skip-build --parallel --num-workers 2 --skip BrowserSimulcastCapTes
 # switches in wall-clock seconds, and a second Chromium test on the same two cores starves it.
 SWITCHBOARD_SIMULCAST_CAP=1 swift test --skip-build --parallel --num-workers 1 --filter BrowserSimulcastCapTests \
     --xunit-output .build/xunit-cap.xml || status=$?
+# deploy/: the Dockerfile built and run in debootstrap chroots (no Docker engine here), then
+# the systemd unit under systemd in a systemd-nspawn container with the image's binary
+# (scripts/check-dockerfile.sh, scripts/check-systemd-unit.sh; ~5 min, root and network to
+# deb.debian.org).
+image_bin=$(mktemp -d)/switchboard
+./scripts/check-dockerfile.sh --export "$image_bin" || status=$?
+if [ -x "$image_bin" ]; then ./scripts/check-systemd-unit.sh "$image_bin" || status=$?; fi
+rm -rf "$(dirname "$image_bin")"
 # A plain summary line (parallel mode prints no XCTest totals of its own).
 python3 - <<'PY' || true
 import os
