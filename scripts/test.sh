@@ -20,7 +20,11 @@ SWITCHBOARD_SIMULCAST_CAP=1 swift test --skip-build --parallel --num-workers 1 -
 # deb.debian.org).
 image_bin=$(mktemp -d)/switchboard
 ./scripts/check-dockerfile.sh --export "$image_bin" || status=$?
-if [ -x "$image_bin" ]; then ./scripts/check-systemd-unit.sh "$image_bin" || status=$?; fi
+if [ -x "$image_bin" ]; then
+  ./scripts/check-systemd-unit.sh "$image_bin" || status=$?
+else
+  echo "check-systemd-unit.sh not run: the Dockerfile check built no binary" >&2
+fi
 rm -rf "$(dirname "$image_bin")"
 # A plain summary line (parallel mode prints no XCTest totals of its own).
 python3 - <<'PY' || true
