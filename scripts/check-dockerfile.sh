@@ -97,7 +97,7 @@ while IFS= read -r line; do
       STAGE_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
       [ -n "${name:-}" ] && STAGE_ROOT[$name]=$ROOT
       if [[ "$image" == swift:*-bookworm ]] && [ -n "$BINARY" ]; then
-        log "FROM $image: skipped (--binary)"; SKIP=1; STAGE_ROOT[$name]=""; continue
+        log "FROM $image: skipped (--binary)"; SKIP=1; [ -n "${name:-}" ] && STAGE_ROOT[$name]=""; continue
       fi
       base_rootfs "$ROOT"
       case "$image" in

@@ -32,7 +32,7 @@ command -v systemd-nspawn > /dev/null || fail "systemd-nspawn missing (apt-get i
 # The runtime libraries: the Dockerfile's runtime stage installs them, so that list is used.
 PACKAGES=$(awk '/^FROM debian:bookworm-slim/ {on=1} on' "$REPO/deploy/Dockerfile" \
   | sed -e :a -e '/\\$/N; s/\\\n/ /; ta' | grep -o 'apt-get install [^&]*' | head -1 \
-  | sed 's/apt-get install//; s/-y//; s/--no-install-recommends//')
+  | tr -s ' ' '\n' | grep -v -e '^-' -e '^apt-get$' -e '^install$' -e '^$' | tr '\n' ' ')
 [ -n "$(echo $PACKAGES)" ] || fail "no apt-get install in the Dockerfile's runtime stage"
 
 echo "== debootstrap bookworm (minbase, systemd)"
