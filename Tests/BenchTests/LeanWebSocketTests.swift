@@ -132,7 +132,7 @@ final class LeanWebSocketTests: XCTestCase {
     func testRefusedConnectIsATypedError() throws {
         let peer = try ScriptedPeer()
         let url = peer.url
-        close(peer.listener)  // the port is free again, nobody accepts
+        peer.closeListener()  // the port is free again, nobody accepts
         let loop = EventLoop(name: "lean-test")
         loop.start()
         defer { loop.stop() }

@@ -3,7 +3,8 @@ import Foundation
 /// A WebSocket "server" on 127.0.0.1, port 0, written step by step by a test with blocking
 /// calls (5 s receive timeout), to put exact bytes in front of the lean client.
 final class ScriptedPeer {
-    let listener: Int32
+    /// The listening socket; -1 once ``closeListener()`` closed it.
+    private(set) var listener: Int32
     private(set) var port: UInt16 = 0
     private(set) var connection: Int32 = -1
     private var buffer: [UInt8] = []
@@ -27,7 +28,15 @@ final class ScriptedPeer {
 
     deinit {
         if connection >= 0 { close(connection) }
-        close(listener)
+        closeListener()
+    }
+
+    /// Closes the listening socket (the port is free again, nobody accepts). Closing it by
+    /// number and again in deinit closed whatever fd had taken the number meanwhile: once
+    /// the GLib wake-up eventfd of the next test's event loop, which then never woke.
+    func closeListener() {
+        if listener >= 0 { close(listener) }
+        listener = -1
     }
 
     var url: String { "ws://127.0.0.1:\(port)/v1/ws" }
