@@ -46,7 +46,9 @@ let package = Package(
         .target(name: "Peer", dependencies: ["CNice", "COpus", "DTLS", "SRTP", "RTP", "SDP", "SFU", "SignalingClient", "IO"], swiftSettings: v5),
         // Interposes GLib's `g_log` to drop unwanted debug messages before formatting them.
         .target(name: "CGLibLog", linkerSettings: [.linkedLibrary("glib-2.0")]),
-        .target(name: "IO", dependencies: ["CSoup", "CGLibLog", "Logging"], swiftSettings: v5),
+        // The GIOStream under the server's WebSocket connections (sources without poll records).
+        .target(name: "CWebSocketStream", dependencies: ["CSoup"]),
+        .target(name: "IO", dependencies: ["CSoup", "CGLibLog", "CWebSocketStream", "Logging"], swiftSettings: v5),
         .target(name: "Signaling", dependencies: ["CallCore", "Storage", "Auth", "Logging"]),
         .target(name: "SignalingClient", dependencies: ["IO"], swiftSettings: v5),
         .target(name: "Bench", dependencies: ["IO", "Auth", "Logging", "SplitMix"], swiftSettings: v5),
@@ -66,7 +68,7 @@ let package = Package(
         .testTarget(name: "STUNTests", dependencies: ["STUN", "CNice", "SplitMix"]),
         .testTarget(name: "AuthTests", dependencies: ["Auth"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "SplitMix"]),
-        .testTarget(name: "IOTests", dependencies: ["IO", "CGLibLog"], swiftSettings: v5),
+        .testTarget(name: "IOTests", dependencies: ["IO", "CGLibLog", "CWebSocketStream"], swiftSettings: v5),
         .testTarget(name: "SignalingTests", dependencies: ["Signaling", "CallCore", "Storage", "Auth", "CAllocationCounter"]),
         .testTarget(name: "IntegrationTests", dependencies: ["SignalingClient", "IO", "Auth", "Peer", "NetEmu"], exclude: ["aiortc"], swiftSettings: v5),
         .testTarget(name: "BenchTests", dependencies: ["Bench", "SplitMix"], swiftSettings: v5),

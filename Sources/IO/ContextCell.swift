@@ -1,4 +1,5 @@
 import CSoup
+import CWebSocketStream
 
 /// A private `GMainContext` holding the libsoup sources (socket input/output, keepalive and
 /// close timeouts, GTask completions) of up to ``ReadyDispatcher/connectionsPerCell``
@@ -13,6 +14,13 @@ import CSoup
 /// poll syscall) → dispatch, then ``refresh()`` re-reads the fds and timeout the context
 /// wants (`g_main_context_query`) and hands them to the dispatcher.
 /// See https://docs.gtk.org/glib/main-loop.html ("Customizing the main loop iteration").
+///
+/// A server-side connection reads and writes through a `CWebSocketStream` stream
+/// (``adopt(_:)``), whose sources have no poll record, so attaching or destroying one never
+/// signals the context's wake-up fd: for those the cell adds to the context's own fds the
+/// socket events the stream's sources wait for (`sb_ws_stream_wanted_events`) and hands
+/// each stream what epoll reported before the check (`sb_ws_stream_set_ready`)
+/// (docs/benchmarks.md, "A stream of our own under libsoup's WebSocket").
 ///
 /// Loop thread only; the loop thread owns (`g_main_context_acquire`) the context for the
 /// cell's whole life.
@@ -43,6 +51,10 @@ final class ContextCell {
     private var wakeupFD: Int32 = -1
     private var fds = [GPollFD](repeating: GPollFD(), count: 8)
     private var retired = false
+    /// The members' streams (``adopt(_:)``), one reference each: their sources have no
+    /// poll record, so the cell asks each stream what to poll and tells it what epoll saw.
+    /// A closed stream is dropped at the next ``refresh()``.
+    private var streams: [UnsafeMutablePointer<GIOStream>] = []
 
     init(id: UInt64, dispatcher: ReadyDispatcher) {
         self.id = id
@@ -60,6 +72,8 @@ final class ContextCell {
     func retire() {
         guard !retired else { return }
         retired = true
+        for stream in streams { g_object_unref(UnsafeMutableRawPointer(stream)) }
+        streams.removeAll()
         g_main_context_release(context)
         g_main_context_unref(context)
     }
@@ -85,6 +99,13 @@ final class ContextCell {
         }
     }
 
+    /// Polls `stream` (a `sb_ws_stream_new` stream of a member connection) through this
+    /// cell from now on; takes a reference until the stream is closed.
+    func adopt(_ stream: UnsafeMutablePointer<GIOStream>) {
+        g_object_ref(UnsafeMutableRawPointer(stream))
+        streams.append(stream)
+    }
+
     /// One dispatch round with the revents epoll reported, then ``refresh()``.
     func run() {
         guard !isRunning, !retired else { return }
@@ -102,11 +123,15 @@ final class ContextCell {
             let got = pending.events(of: fds[i].fd) ?? 0
             fds[i].revents = gushort(truncatingIfNeeded: got & wanted)
         }
+        for stream in streams {
+            sb_ws_stream_set_ready(stream, pending.events(of: sb_ws_stream_fd(stream)) ?? 0)
+        }
         pending.removeAll()
         _ = fds.withUnsafeMutableBufferPointer { buf in
             g_main_context_check(context, priority, buf.baseAddress, gint(n))
         }
         g_main_context_dispatch(context)
+        for stream in streams { sb_ws_stream_set_ready(stream, 0) }
         g_main_context_pop_thread_default(context)
         isRunning = false
         refresh()
@@ -124,7 +149,7 @@ final class ContextCell {
     /// round refreshes when it ends (a nested prepare would drop the dispatch list).
     ///
     /// Most rounds end with the fds and events they started with (libsoup replaces its input
-    /// source around every read, on the same fd for the same events): when the wanted set
+    /// source around every read, on the same stream for the same events): when the wanted set
     /// equals ``registered`` only the timeout is rescheduled, with no diff and no `epoll_ctl`.
     func refresh() {
         guard !isRunning, !retired, let dispatcher else { return }
@@ -138,6 +163,20 @@ final class ContextCell {
         for i in 0 ..< n where fds[i].fd != wakeupFD && fds[i].events != 0 {
             // Several poll records may watch one fd (a socket's input and output sources).
             wanted.insert(fds[i].fd, UInt32(fds[i].events) & 0x07)
+        }
+        var i = 0
+        while i < streams.count {
+            let stream = streams[i]
+            let fd = sb_ws_stream_fd(stream)
+            guard fd >= 0 else {
+                streams.swapAt(i, streams.count - 1)
+                streams.removeLast()
+                g_object_unref(UnsafeMutableRawPointer(stream))
+                continue
+            }
+            let events = sb_ws_stream_wanted_events(stream)
+            if events != 0 { wanted.insert(fd, UInt32(events)) }
+            i += 1
         }
         wanted.sort()
         if wanted == registered {

@@ -1,4 +1,5 @@
 import CSoup
+import CWebSocketStream
 import Foundation
 
 /// The WebSocket upgrade (RFC 6455 §4.2) done with libsoup's public handshake API instead of
@@ -130,10 +131,22 @@ final class PendingUpgrade {
         guard let uri = soup_server_message_get_uri(msg) else { return }
         g_uri_ref(uri)
         defer { g_uri_unref(uri) }
-        guard let stream = soup_server_message_steal_connection(msg) else { return }
-        defer { g_object_unref(UnsafeMutableRawPointer(stream)) }
+        guard let stolen = soup_server_message_steal_connection(msg) else { return }
+        defer { g_object_unref(UnsafeMutableRawPointer(stolen)) }
         let dispatcher = shard.loop.readyDispatcher()
         let cell = dispatcher.join()
+        // The socket under a stream of our own whose sources the cell polls through its
+        // epoll (CWebSocketStream; docs/benchmarks.md, "A stream of our own under libsoup's
+        // WebSocket"). The server has no TLS: the stolen stream is a plain TCP connection.
+        let stream: UnsafeMutablePointer<GIOStream>
+        if socketFD >= 0 {
+            stream = sb_ws_stream_new(stolen, socketFD)
+            cell.adopt(stream)
+        } else {
+            stream = stolen
+            g_object_ref(UnsafeMutableRawPointer(stream))
+        }
+        defer { g_object_unref(UnsafeMutableRawPointer(stream)) }
         let list = extensions
         extensions = nil
         let conn: OpaquePointer? = withOptionalCString(origin) { o in
@@ -142,6 +155,7 @@ final class PendingUpgrade {
             }
         }
         guard let conn else {
+            g_io_stream_close(stream, nil, nil)
             dispatcher.leave(cell)
             return
         }

@@ -18,8 +18,10 @@ import Glibc
 ///
 /// Level-triggered epoll: GLib sources are level-triggered (poll semantics) and libsoup may
 /// leave bytes in the kernel buffer after one read round; with edge triggering such a socket
-/// would never be reported again. The registration mirrors exactly what the cell's context
-/// asks for after each round (POLLOUT only while libsoup waits to write).
+/// would never be reported again; so may a `CWebSocketStream` stream, which answers "would
+/// block" without a recv after a short one and counts on the socket being reported again if
+/// bytes arrived in between. The registration mirrors exactly what the cell's context and
+/// its streams ask for after each round (POLLOUT only while libsoup waits to write).
 ///
 /// Loop thread only.
 final class ReadyDispatcher {
