@@ -147,7 +147,7 @@ static gssize shared_read_nonblocking(Shared *shared, void *buffer, gsize count,
     return shared_take(shared, buffer, count);
 }
 
-static gssize shared_write_nonblocking(Shared *shared, const void *buffer, gsize count, GError **error) {
+static gssize shared_write_nonblocking(Shared *shared, void *buffer, gsize count, GError **error) {
     if (shared->fd < 0) {
         set_closed(error);
         return -1;
@@ -188,6 +188,25 @@ static gboolean shared_wait(Shared *shared, short events, GCancellable *cancella
         return FALSE;
     }
     return TRUE;
+}
+
+typedef gssize (*NonblockingOp)(Shared *shared, void *buffer, gsize count, GError **error);
+
+// A blocking read or write (GInputStream read_fn, GOutputStream write_fn): the non-blocking
+// operation, and while it would block, a wait for `events`.
+static gssize shared_blocking(Shared *shared, NonblockingOp op, void *buffer, gsize count, short events,
+                              GCancellable *cancellable, GError **error) {
+    for (;;) {
+        GError *local = NULL;
+        gssize n = op(shared, buffer, count, &local);
+        if (n >= 0) return n;
+        if (!g_error_matches(local, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK)) {
+            g_propagate_error(error, local);
+            return -1;
+        }
+        g_error_free(local);
+        if (!shared_wait(shared, events, cancellable, error)) return -1;
+    }
 }
 
 // MARK: - Sources
@@ -274,18 +293,8 @@ G_DEFINE_TYPE_WITH_CODE(SbWsInput, sb_ws_input, G_TYPE_INPUT_STREAM,
 
 static gssize sb_ws_input_read(GInputStream *stream, void *buffer, gsize count, GCancellable *cancellable,
                                GError **error) {
-    Shared *shared = SB_WS_INPUT(stream)->shared;
-    for (;;) {
-        GError *local = NULL;
-        gssize n = shared_read_nonblocking(shared, buffer, count, &local);
-        if (n >= 0) return n;
-        if (!g_error_matches(local, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK)) {
-            g_propagate_error(error, local);
-            return -1;
-        }
-        g_error_free(local);
-        if (!shared_wait(shared, G_IO_IN, cancellable, error)) return -1;
-    }
+    return shared_blocking(SB_WS_INPUT(stream)->shared, shared_read_nonblocking, buffer, count, G_IO_IN, cancellable,
+                           error);
 }
 
 // The GIOStream closes the socket; closing one direction only marks it closed.
@@ -351,18 +360,9 @@ G_DEFINE_TYPE_WITH_CODE(SbWsOutput, sb_ws_output, G_TYPE_OUTPUT_STREAM,
 
 static gssize sb_ws_output_write(GOutputStream *stream, const void *buffer, gsize count, GCancellable *cancellable,
                                  GError **error) {
-    Shared *shared = SB_WS_OUTPUT(stream)->shared;
-    for (;;) {
-        GError *local = NULL;
-        gssize n = shared_write_nonblocking(shared, buffer, count, &local);
-        if (n >= 0) return n;
-        if (!g_error_matches(local, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK)) {
-            g_propagate_error(error, local);
-            return -1;
-        }
-        g_error_free(local);
-        if (!shared_wait(shared, G_IO_OUT, cancellable, error)) return -1;
-    }
+    // The write operation only reads the buffer; the cast lets both directions share one loop.
+    return shared_blocking(SB_WS_OUTPUT(stream)->shared, shared_write_nonblocking, (void *)buffer, count, G_IO_OUT,
+                           cancellable, error);
 }
 
 static gboolean sb_ws_output_close(GOutputStream *stream, GCancellable *cancellable, GError **error) {
@@ -398,7 +398,7 @@ static GSource *sb_ws_output_create_source(GPollableOutputStream *stream, GCance
 
 static gssize sb_ws_output_write_nonblocking(GPollableOutputStream *stream, const void *buffer, gsize count,
                                              GError **error) {
-    return shared_write_nonblocking(SB_WS_OUTPUT(stream)->shared, buffer, count, error);
+    return shared_write_nonblocking(SB_WS_OUTPUT(stream)->shared, (void *)buffer, count, error);
 }
 
 static void sb_ws_output_pollable_init(GPollableOutputStreamInterface *iface) {

@@ -10,6 +10,15 @@ import Glibc
 /// whose sources the cell polls through its epoll), not libsoup's socket stream. These tests
 /// drive it from raw sockets, so every byte boundary is the test's choice.
 final class WebSocketStreamTests: EchoServerCase {
+    /// A server and a raw client past its 101 answer.
+    private func upgradedClient() throws -> RawClient {
+        try startServer()
+        let socket = try RawClient(port: server.boundPort)
+        try socket.write(RawClient.upgradeRequest())
+        _ = try socket.readUntil("\r\n\r\n")
+        return socket
+    }
+
     /// A client that sends its first frame in the same write as its upgrade request: the
     /// frame's bytes are read by libsoup's HTTP parser along with the request, and must be
     /// handed to the WebSocket, not lost with the stolen stream.
@@ -28,11 +37,8 @@ final class WebSocketStreamTests: EchoServerCase {
     /// A message far larger than one read (16 KiB) arrives whole, and many small frames sent
     /// in one write all arrive, in order.
     func testLargeMessageAndBurstOfFramesArriveWholeAndInOrder() throws {
-        try startServer()
-        let socket = try RawClient(port: server.boundPort)
+        let socket = try upgradedClient()
         defer { socket.close() }
-        try socket.write(RawClient.upgradeRequest())
-        _ = try socket.readUntil("\r\n\r\n")
         let large = (0 ..< 300_000).map { String(UnicodeScalar(UInt8(97 + $0 % 26))) }.joined()
         try socket.write(RawClient.maskedText(large))
         XCTAssertEqual(try socket.readTextFrame(), large)
@@ -45,11 +51,8 @@ final class WebSocketStreamTests: EchoServerCase {
     /// A read that returned less than asked leaves the socket known to be empty: libsoup's
     /// next read is answered "would block" without a recv. The frames still all arrive.
     func testShortReadSavesTheFailingReceive() throws {
-        try startServer()
-        let socket = try RawClient(port: server.boundPort)
+        let socket = try upgradedClient()
         defer { socket.close() }
-        try socket.write(RawClient.upgradeRequest())
-        _ = try socket.readUntil("\r\n\r\n")
         func counters() -> (receives: guint64, skipped: guint64) {
             var receives: guint64 = 0, skipped: guint64 = 0
             sb_ws_stream_counters(&receives, &skipped)
@@ -71,10 +74,7 @@ final class WebSocketStreamTests: EchoServerCase {
     /// A peer that drops the TCP connection without a close frame: the server reports 1006
     /// and the connection's context goes away.
     func testDroppedSocketClosesWith1006() throws {
-        try startServer()
-        let socket = try RawClient(port: server.boundPort)
-        try socket.write(RawClient.upgradeRequest())
-        _ = try socket.readUntil("\r\n\r\n")
+        let socket = try upgradedClient()
         XCTAssertTrue(eventually { self.server.openWebSocketCount == 1 })
         socket.close()
         XCTAssertTrue(eventually { self.serverLoop.sync { self.delegate.closes.first?.0 } == 1006 })
@@ -178,5 +178,92 @@ private final class RawClient {
             length = try take(8).reduce(0) { $0 << 8 | Int($1) }
         }
         return String(decoding: try take(length), as: UTF8.self)
+    }
+}
+
+/// The stream on its own, over one end of a socket pair, through GIO's blocking and
+/// non-blocking calls (the ones libsoup's WebSocket does not use must work too).
+final class WebSocketStreamUnitTests: XCTestCase {
+    private var fds: [Int32] = [-1, -1]
+    private var stream: UnsafeMutablePointer<GIOStream>!
+
+    override func setUpWithError() throws {
+        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds), 0)
+        let socket = try XCTUnwrap(g_socket_new_from_fd(fds[0], nil))
+        let stolen = try XCTUnwrap(g_socket_connection_factory_create_connection(socket))
+        stream = sb_ws_stream_new(UnsafeMutableRawPointer(stolen).assumingMemoryBound(to: GIOStream.self), fds[0])
+        g_object_unref(UnsafeMutableRawPointer(stolen))
+        g_object_unref(UnsafeMutableRawPointer(socket))
+    }
+
+    override func tearDown() {
+        if let stream { g_object_unref(UnsafeMutableRawPointer(stream)) }
+        if fds[1] >= 0 { close(fds[1]) }
+    }
+
+    private var input: UnsafeMutablePointer<GInputStream> { g_io_stream_get_input_stream(stream) }
+    private var output: UnsafeMutablePointer<GOutputStream> { g_io_stream_get_output_stream(stream) }
+
+    func testBlockingReadWaitsForBytesAndNonBlockingReadWouldBlock() throws {
+        var buffer = [UInt8](repeating: 0, count: 64)
+        var error: UnsafeMutablePointer<GError>?
+        let n = buffer.withUnsafeMutableBytes {
+            g_pollable_input_stream_read_nonblocking(OpaquePointer(input), $0.baseAddress, 64, nil, &error)
+        }
+        XCTAssertEqual(n, -1)
+        XCTAssertEqual(error?.pointee.code, gint(G_IO_ERROR_WOULD_BLOCK.rawValue))
+        g_clear_error(&error)
+        let peer = fds[1]
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.05) { _ = send(peer, "late", 4, 0) }
+        let read = buffer.withUnsafeMutableBytes { g_input_stream_read(input, $0.baseAddress, 64, nil, &error) }
+        XCTAssertNil(error)
+        XCTAssertEqual(read, 4)
+        XCTAssertEqual(Array(buffer[0 ..< 4]), Array("late".utf8))
+    }
+
+    func testBlockingWriteReachesThePeerAndCloseEndsTheSocket() throws {
+        var error: UnsafeMutablePointer<GError>?
+        var written: gsize = 0
+        XCTAssertNotEqual(g_output_stream_write_all(output, "hello", 5, &written, nil, &error), 0)
+        XCTAssertNil(error)
+        XCTAssertEqual(written, 5)
+        var buffer = [UInt8](repeating: 0, count: 16)
+        XCTAssertEqual(buffer.withUnsafeMutableBytes { recv(fds[1], $0.baseAddress, 16, 0) }, 5)
+        XCTAssertEqual(sb_ws_stream_fd(stream), fds[0])
+        XCTAssertNotEqual(g_io_stream_close(stream, nil, &error), 0)
+        XCTAssertNil(error)
+        XCTAssertEqual(sb_ws_stream_fd(stream), -1)
+        // The socket under the stolen stream is closed: the peer reads end of file.
+        XCTAssertEqual(buffer.withUnsafeMutableBytes { recv(fds[1], $0.baseAddress, 16, 0) }, 0)
+        let n = buffer.withUnsafeMutableBytes {
+            g_pollable_input_stream_read_nonblocking(OpaquePointer(input), $0.baseAddress, 16, nil, &error)
+        }
+        XCTAssertEqual(n, -1)
+        XCTAssertEqual(error?.pointee.code, gint(G_IO_ERROR_CLOSED.rawValue))
+        g_clear_error(&error)
+    }
+
+    func testWantedEventsFollowLiveSourcesAndReadyWakesTheirCheck() throws {
+        XCTAssertEqual(sb_ws_stream_wanted_events(stream), 0)
+        let source = try XCTUnwrap(g_pollable_input_stream_create_source(OpaquePointer(input), nil))
+        XCTAssertEqual(sb_ws_stream_wanted_events(stream), UInt32(SB_WS_STREAM_IN))
+        let context = g_main_context_new()
+        XCTAssertNotEqual(g_main_context_acquire(context), 0)
+        defer {
+            g_main_context_release(context)
+            g_main_context_unref(context)
+        }
+        g_source_attach(source, context)
+        // Nothing reported: the source is not ready, and it adds no poll record of its own.
+        XCTAssertEqual(g_main_context_iteration(context, 0), 0)
+        sb_ws_stream_set_ready(stream, UInt32(SB_WS_STREAM_IN))
+        var priority: gint = 0
+        _ = g_main_context_prepare(context, &priority)
+        XCTAssertEqual(g_main_context_check(context, priority, nil, 0), 1)
+        g_main_context_dispatch(context)  // no callback: the source removes itself
+        sb_ws_stream_set_ready(stream, 0)
+        XCTAssertNotEqual(g_source_is_destroyed(source), 0)
+        g_source_unref(source)
+        XCTAssertEqual(sb_ws_stream_wanted_events(stream), 0)
     }
 }
