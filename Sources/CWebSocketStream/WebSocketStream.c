@@ -31,6 +31,10 @@
 //
 // Thread: a stream and its sources are used on one thread (the loop thread of the shard
 // that owns the connection), like the libsoup connection on top of it.
+// The casts below (SB_WS_STREAM() and the like) compile to plain pointer casts: the cell
+// calls sb_ws_stream_* several times per connection and dispatch round, and a checked cast
+// is a call into GObject each time. Every pointer reaching them is a stream made here.
+#define G_DISABLE_CAST_CHECKS
 #include "CWebSocketStream.h"
 
 #include <errno.h>
