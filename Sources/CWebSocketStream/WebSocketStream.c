@@ -194,6 +194,14 @@ static gboolean shared_wait(Shared *shared, short events, GCancellable *cancella
     return TRUE;
 }
 
+// is_readable / is_writable: whether `events` (POLLIN or POLLOUT) holds now, without
+// waiting; a closed stream answers yes, so that the caller's next operation reports it.
+static gboolean shared_ready_now(Shared *shared, short events) {
+    if (shared->fd < 0) return TRUE;
+    struct pollfd p = {.fd = shared->fd, .events = events};
+    return poll(&p, 1, 0) > 0;
+}
+
 typedef gssize (*NonblockingOp)(Shared *shared, void *buffer, gsize count, GError **error);
 
 // A blocking read or write (GInputStream read_fn, GOutputStream write_fn): the non-blocking
@@ -324,10 +332,7 @@ static gboolean sb_ws_input_can_poll(GPollableInputStream *stream) { (void)strea
 
 static gboolean sb_ws_input_is_readable(GPollableInputStream *stream) {
     Shared *shared = SB_WS_INPUT(stream)->shared;
-    if (shared->end > shared->start) return TRUE;
-    if (shared->fd < 0) return TRUE;
-    struct pollfd p = {.fd = shared->fd, .events = POLLIN};
-    return poll(&p, 1, 0) > 0;
+    return shared->end > shared->start || shared_ready_now(shared, POLLIN);
 }
 
 static GSource *sb_ws_input_create_source(GPollableInputStream *stream, GCancellable *cancellable) {
@@ -390,10 +395,7 @@ static void sb_ws_output_init(SbWsOutput *self) { (void)self; }
 static gboolean sb_ws_output_can_poll(GPollableOutputStream *stream) { (void)stream; return TRUE; }
 
 static gboolean sb_ws_output_is_writable(GPollableOutputStream *stream) {
-    Shared *shared = SB_WS_OUTPUT(stream)->shared;
-    if (shared->fd < 0) return TRUE;
-    struct pollfd p = {.fd = shared->fd, .events = POLLOUT};
-    return poll(&p, 1, 0) > 0;
+    return shared_ready_now(SB_WS_OUTPUT(stream)->shared, POLLOUT);
 }
 
 static GSource *sb_ws_output_create_source(GPollableOutputStream *stream, GCancellable *cancellable) {

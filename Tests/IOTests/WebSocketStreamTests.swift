@@ -221,6 +221,13 @@ final class WebSocketStreamUnitTests: XCTestCase {
         XCTAssertEqual(Array(buffer[0 ..< 4]), Array("late".utf8))
     }
 
+    func testReadableAndWritableAnswerWithoutWaiting() throws {
+        XCTAssertEqual(g_pollable_input_stream_is_readable(OpaquePointer(input)), 0)
+        XCTAssertNotEqual(g_pollable_output_stream_is_writable(OpaquePointer(output)), 0)
+        XCTAssertEqual(send(fds[1], "x", 1, 0), 1)
+        XCTAssertNotEqual(g_pollable_input_stream_is_readable(OpaquePointer(input)), 0)
+    }
+
     func testBlockingWriteReachesThePeerAndCloseEndsTheSocket() throws {
         var error: UnsafeMutablePointer<GError>?
         var written: gsize = 0
