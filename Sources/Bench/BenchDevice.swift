@@ -81,9 +81,11 @@ final class BenchDevice {
 
     private func opened(_ client: PairSocket) {
         socket = client
-        client.onText = { [weak self] text in self?.received(text) }
-        client.onClose = { [weak self] code, _ in
-            guard let self else { return }
+        // Strong captures: the socket drops both callbacks when it closes, which breaks the
+        // cycle. A weak reference would put the device's reference count on Swift's slow
+        // (side-table) path for every frame.
+        client.onText = { [self] text in received(text) }
+        client.onClose = { [self] code, _ in
             closed = true
             socket = nil
             if !closedByUs { onClose?(self, code) }

@@ -102,10 +102,20 @@ final class BenchPair {
         calleeUfrag = "bB\(index)y"
         offerJSON = SessionDescriptions.jsonEscaped(SessionDescriptions.offer(ufrag: callerUfrag, sessionID: index * 2))
         answerJSON = SessionDescriptions.jsonEscaped(SessionDescriptions.answer(ufrag: calleeUfrag, sessionID: index * 2 + 1))
-        caller.onFrame = { [weak self] _, scan, _ in self?.callerFrame(scan) }
+        // Strong captures, a cycle that `detach()` breaks: a weak reference would move the
+        // pair's reference count to a side table for good, and every frame's retain and
+        // release would take Swift's slow path (~5 % of the benchmark's CPU in perf).
+        caller.onFrame = { [self] _, scan, _ in callerFrame(scan) }
         for (k, device) in callees.enumerated() {
-            device.onFrame = { [weak self] _, scan, _ in self?.calleeFrame(k, scan) }
+            device.onFrame = { [self] _, scan, _ in calleeFrame(k, scan) }
         }
+    }
+
+    /// Breaks the cycle between the pair and its devices' `onFrame` (the run's end, after
+    /// `stop()`); frames arriving later are dropped.
+    func detach() {
+        caller.onFrame = nil
+        for device in callees { device.onFrame = nil }
     }
 
     static func now() -> Int64 { EventLoop.monotonicMicroseconds() }
@@ -115,9 +125,11 @@ final class BenchPair {
     func start() {
         let delay = setupPacing.firstDelayMs(using: &random)
         guard delay > 0 else { startSetup(); return }
-        pacingTimer = loop.schedule(afterMilliseconds: delay) { [weak self] in
-            self?.pacingTimer = nil
-            self?.startSetup()
+        // Timers capture the pair strongly (see `init`): a pending timer holds it until it
+        // fires or is cancelled.
+        pacingTimer = loop.schedule(afterMilliseconds: delay) { [self] in
+            pacingTimer = nil
+            startSetup()
         }
     }
 
@@ -141,9 +153,9 @@ final class BenchPair {
         guard !stopping else { finishStopping(); return }
         let sinceLast = (Self.now() - lastSetupStart) / 1000
         if lastSetupStart > 0, sinceLast < nextGapMs {
-            pacingTimer = loop.schedule(afterMilliseconds: nextGapMs - sinceLast) { [weak self] in
-                self?.pacingTimer = nil
-                self?.startSetup()
+            pacingTimer = loop.schedule(afterMilliseconds: nextGapMs - sinceLast) { [self] in
+                pacingTimer = nil
+                startSetup()
             }
             return
         }
@@ -158,7 +170,7 @@ final class BenchPair {
              body: "\"type\":\"call.invite\",\"callID\":\"\(callID)\",\"callee\":\"\(calleeAccount)\",\"sdp\":\"\(offerJSON)\"")
         watchdog?.cancel()
         let number = setupNumber
-        watchdog = loop.schedule(afterMilliseconds: setupTimeoutMs) { [weak self] in self?.timedOut(setupNumber: number) }
+        watchdog = loop.schedule(afterMilliseconds: setupTimeoutMs) { [self] in timedOut(setupNumber: number) }
     }
 
     private func completeIfDone() {
@@ -191,7 +203,7 @@ final class BenchPair {
         }
         setup = nil
         // 200 ms pause so a struggling server is not hammered by an instant retry.
-        loop.schedule(afterMilliseconds: 200) { [weak self] in self?.startSetup() }
+        loop.schedule(afterMilliseconds: 200) { [self] in startSetup() }
     }
 
     private func missingStage(_ s: SetupState) -> String {

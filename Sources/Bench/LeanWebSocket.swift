@@ -79,8 +79,10 @@ final class LeanWebSocket: PairSocket {
             home.loop.execute { completion(.failure(error)) }
             return
         }
-        socket.timer = home.loop.schedule(afterMilliseconds: handshakeTimeoutMs) { [weak socket] in
-            guard let socket, socket.state == .connecting || socket.state == .handshaking else { return }
+        // The timer holds the socket until it fires or is cancelled; no weak reference, which
+        // would put the socket's reference count on Swift's slow (side-table) path for good.
+        socket.timer = home.loop.schedule(afterMilliseconds: handshakeTimeoutMs) {
+            guard socket.state == .connecting || socket.state == .handshaking else { return }
             socket.fail(.handshakeTimeout)
         }
     }
@@ -161,7 +163,7 @@ final class LeanWebSocket: PairSocket {
 
     private func armCloseTimer() {
         timer?.cancel()
-        timer = home.loop.schedule(afterMilliseconds: Self.closeTimeoutMs) { [weak self] in self?.finish() }
+        timer = home.loop.schedule(afterMilliseconds: Self.closeTimeoutMs) { [self] in finish() }
     }
 
     // MARK: Readiness (called by the loop's pass)

@@ -248,6 +248,7 @@ final class SignalingRun {
         let notConnected = max(0, options.idle - idleConnected - failed)
         _ = loops.onEach { k in
             pairHeartbeats[k].stop()
+            perLoop[k].forEach { $0.detach() }
             devicesPerLoop[k].forEach { $0.close() }
         }
         notes += fleet.stop()
