@@ -43,28 +43,25 @@ public final class HTTPServer {
         let prepare: (@Sendable (String) -> (any Sendable)?)?
     }
 
-    /// A WebSocket event on its way from a shard to the delegate on `loop`.
+    /// A WebSocket event on its way from a shard to the delegate on `loop`: the connection's
+    /// ``WebSocketConnection/serverDelegate``, read when it is delivered.
     enum Event {
-        case opened(WebSocketConnection, HTTPRequest, WeakDelegate)
+        case opened(WebSocketConnection, HTTPRequest)
         /// The `Int64`: when the shard read the frame (``EventLoop/monotonicMicroseconds()``);
         /// the optional value: what the endpoint's `prepare` made of it on the shard.
-        case text(WebSocketConnection, String, (any Sendable)?, Int64, WeakDelegate)
-        case binary(WebSocketConnection, Data, WeakDelegate)
-        case closed(WebSocketConnection, UInt16, String, WeakDelegate)
+        case text(WebSocketConnection, String, (any Sendable)?, Int64)
+        case binary(WebSocketConnection, Data)
+        case closed(WebSocketConnection, UInt16, String)
 
         func deliver() {
             switch self {
-            case .opened(let c, let request, let d): d.delegate?.webSocketDidOpen(c, request: request)
-            case .text(let c, let text, let prepared, let readAt, let d):
-                d.delegate?.webSocket(c, didReceiveText: text, prepared: prepared, readAtMicros: readAt)
-            case .binary(let c, let data, let d): d.delegate?.webSocket(c, didReceiveBinary: data)
-            case .closed(let c, let code, let reason, let d): d.delegate?.webSocketDidClose(c, code: code, reason: reason)
+            case .opened(let c, let request): c.serverDelegate?.webSocketDidOpen(c, request: request)
+            case .text(let c, let text, let prepared, let readAt):
+                c.serverDelegate?.webSocket(c, didReceiveText: text, prepared: prepared, readAtMicros: readAt)
+            case .binary(let c, let data): c.serverDelegate?.webSocket(c, didReceiveBinary: data)
+            case .closed(let c, let code, let reason): c.serverDelegate?.webSocketDidClose(c, code: code, reason: reason)
             }
         }
-    }
-
-    struct WeakDelegate {
-        weak var delegate: WebSocketServerDelegate?
     }
 
     /// Listens on `host` (an IP literal, e.g. "127.0.0.1" or "::") and `port` (0 = ephemeral)

@@ -17,6 +17,10 @@ final class HTTPServerShard {
     /// False when the shard runs on the server's own loop: events are delivered inline.
     let isRemote: Bool
     weak var owner: HTTPServer?
+    /// The owner's loop, where ``post(_:)`` sends events: kept here so that a frame does not
+    /// load `owner` (a weak load is an atomic on the server's side table, which every shard
+    /// thread would share).
+    private let ownerLoop: EventLoop
     var server: UnsafeMutablePointer<SoupServer>?
     var endpoints: [String: HTTPServer.Endpoint] = [:]
     var connections: [UInt64: WebSocketConnection] = [:]
@@ -30,6 +34,7 @@ final class HTTPServerShard {
         self.loop = loop
         self.isRemote = isRemote
         self.owner = owner
+        ownerLoop = owner.loop
     }
 
     /// 4096: libsoup's default accept backlog is 10, and a burst of thousands of devices
@@ -174,32 +179,32 @@ final class HTTPServerShard {
         let connection = WebSocketConnection(loop: loop, conn: conn, socketFD: fd, cell: cell,
                                              maxIncomingPayload: endpoint.maxIncomingPayload,
                                              keepaliveIntervalSeconds: owner.keepaliveIntervalSeconds)
-        let delegate = HTTPServer.WeakDelegate(delegate: endpoint.delegate)
+        connection.serverDelegate = endpoint.delegate
         let prepare = endpoint.prepare
         connection.onText = { [weak self] c, text in
             // Read time first: the hand-off time (`switchboard_hub_handoff_microseconds`)
             // includes `prepare`, as it included the parse when the hub did it.
             let readAt = EventLoop.monotonicMicroseconds()
-            self?.post(.text(c, text, prepare?(text), readAt, delegate))
+            self?.post(.text(c, text, prepare?(text), readAt))
         }
-        connection.onBinary = { [weak self] c, data in self?.post(.binary(c, data, delegate)) }
+        connection.onBinary = { [weak self] c, data in self?.post(.binary(c, data)) }
         connection.onClose = { [weak self] c, code, reason in
             guard let self else { return }
             connections[c.id] = nil
             owner.openWebSockets.add(-1)
-            post(.closed(c, code, reason, delegate))
+            post(.closed(c, code, reason))
         }
         connections[connection.id] = connection
         owner.openWebSockets.add(1)
         connection.attach()
-        post(.opened(connection, request, delegate))
+        post(.opened(connection, request))
     }
 
     /// Delivers `event` to the delegate on the owner's loop: inline on a local shard; else
     /// queued, with one `execute` on the owner's loop per batch of events (not per frame), so
     /// a busy shard wakes the hub once per pass of its loop.
     func post(_ event: HTTPServer.Event) {
-        guard isRemote, let owner else {
+        guard isRemote else {
             event.deliver()
             return
         }
@@ -209,7 +214,7 @@ final class HTTPServerShard {
         drainScheduled = true
         inboxLock.unlock()
         if schedule {
-            owner.loop.execute { [self] in drainInbox() }
+            ownerLoop.execute { [self] in drainInbox() }
         }
     }
 

@@ -49,6 +49,12 @@ public final class WebSocketConnection: Hashable {
     private let lastLocalText = Atomic<Int64>(0)
     var onBinary: ((WebSocketConnection, Data) -> Void)?
     var onClose: ((WebSocketConnection, UInt16, String) -> Void)?
+    /// The server-side delegate this connection's events go to (``HTTPServer/Event``), set
+    /// once when the server accepts it; nil on client connections. Read only on the
+    /// delegate's loop: an event carries the connection, not a weak reference of its own,
+    /// so the shard threads do not copy one per frame (each copy and load is an atomic on
+    /// the delegate's side table, shared by every shard thread and the hub).
+    weak var serverDelegate: WebSocketServerDelegate?
 
     private static let idLock = NSLock()
     private static var nextID: UInt64 = 0
